@@ -1,0 +1,93 @@
+"""How an actual array is compared with the reference, and the error figures a report shows.
+
+An element passes when it is bitwise equal to the expected one, when both are NaN, or when
+``|actual - expected| <= abs + rel * |expected|``. ``exact=True`` leaves only the first two (NaN payloads are not
+compared). ``ulp`` is reported for every float comparison; a bound on it can replace abs/rel (``max_ulp``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    abs: float = 0.0
+    rel: float = 0.0
+    max_ulp: int | None = None
+    exact: bool = False
+    why: str = ""
+
+    def describe(self) -> str:
+        if self.exact:
+            return "exact"
+        parts = [f"abs {self.abs:g}" if self.abs else "", f"rel {self.rel:g}" if self.rel else "",
+                 f"{self.max_ulp} ulp" if self.max_ulp is not None else ""]
+        return " + ".join(p for p in parts if p) or "exact"
+
+
+EXACT = Tolerance(exact=True, why="the contract fixes every bit")
+
+
+@dataclass
+class Comparison:
+    passed: bool
+    mismatches: int
+    total: int
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    max_ulp: float = 0.0
+    first_mismatch: str = ""
+
+
+def _ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance in units in the last place between float arrays of one dtype, via ordered integer bit patterns."""
+    int_type = {2: np.int16, 4: np.int32, 8: np.int64}[a.dtype.itemsize]
+    ia, ib = a.view(int_type).astype(np.int64), b.view(int_type).astype(np.int64)
+    sign = np.int64(1) << (8 * a.dtype.itemsize - 1)
+    ia = np.where(ia < 0, -(ia & (sign - 1)), ia)
+    ib = np.where(ib < 0, -(ib & (sign - 1)), ib)
+    return np.abs(ia - ib).astype(np.float64)
+
+
+def compare(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> Comparison:
+    """Compare element by element; shapes and dtypes must already agree (a mismatch there is a failure)."""
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        return Comparison(False, actual.size or 1, max(actual.size, 1),
+                          first_mismatch=f"shape/dtype {actual.shape}/{actual.dtype} != {expected.shape}/{expected.dtype}")
+    total = actual.size
+    if total == 0:
+        return Comparison(True, 0, 0)
+    a, e = actual.ravel(), expected.ravel()
+    if a.dtype.kind != "f":
+        bad = a != e
+        diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
+        return _result(bad, diff, diff, diff, a, e)
+    equal = (a.view(np.uint8).reshape(total, -1) == e.view(np.uint8).reshape(total, -1)).all(axis=1)
+    both_nan = np.isnan(a) & np.isnan(e)
+    ok = equal | both_nan
+    with np.errstate(invalid="ignore", over="ignore"):
+        a64, e64 = a.astype(np.float64), e.astype(np.float64)
+        diff = np.where(ok, 0.0, np.abs(a64 - e64))
+        rel = np.where(ok, 0.0, diff / np.maximum(np.abs(e64), np.finfo(a.dtype).tiny))
+        ulp = np.where(ok, 0.0, _ulp_distance(a, e))
+        # Values that are equal but differ in the sign of zero are a bit mismatch, not a numeric one.
+        if not tolerance.exact:
+            within = diff <= tolerance.abs + tolerance.rel * np.abs(e64)
+            if tolerance.max_ulp is not None:
+                within |= ulp <= tolerance.max_ulp
+            ok |= within & ~np.isnan(a64) & ~np.isnan(e64)
+    return _result(~ok, np.nan_to_num(diff, nan=np.inf), np.nan_to_num(rel, nan=np.inf), ulp, a, e)
+
+
+def _result(bad: np.ndarray, diff: np.ndarray, rel: np.ndarray, ulp: np.ndarray, a: np.ndarray,
+            e: np.ndarray) -> Comparison:
+    mismatches = int(bad.sum())
+    first = ""
+    if mismatches:
+        i = int(np.argmax(bad))
+        first = f"index {i}: got {a[i]!r}, expected {e[i]!r}"
+    return Comparison(mismatches == 0, mismatches, a.size, float(diff.max(initial=0.0)),
+                      float(rel.max(initial=0.0)), float(ulp.max(initial=0.0)), first)

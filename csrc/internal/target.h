@@ -1,0 +1,58 @@
+/*
+ * target.h: opens a translation unit that compiles one *.dispatch.c source for one ISA.
+ *
+ * The generated unit defines exactly one SB_TARGET_<ISA> macro, includes this header, then the kernel source.
+ * Instead of per-file compiler flags (which cffi's setuptools integration cannot give), the ISA is switched on
+ * with a target pragma, so every unit builds with the same command line.
+ */
+#ifndef SB_TARGET_H
+#define SB_TARGET_H
+
+#include <immintrin.h>
+
+#if defined(SB_TARGET_BASE)
+#define SB_SUFFIX _base
+#define SB_ISA_ID 0
+#elif defined(SB_TARGET_SSE41)
+#define SB_SUFFIX _sse41
+#define SB_ISA_ID 1
+#define SB_TARGET_FEATURES "sse4.1,popcnt"
+#elif defined(SB_TARGET_AVX2)
+#define SB_SUFFIX _avx2
+#define SB_ISA_ID 2
+#define SB_TARGET_FEATURES "sse4.1,popcnt,avx,avx2,fma,f16c,bmi,bmi2"
+#elif defined(SB_TARGET_AVX512BW)
+#define SB_SUFFIX _avx512bw
+#define SB_ISA_ID 3
+#define SB_TARGET_FEATURES "sse4.1,popcnt,avx,avx2,fma,f16c,bmi,bmi2,avx512f,avx512cd,avx512dq,avx512bw,avx512vl"
+#elif defined(SB_TARGET_AVX512VNNI)
+#define SB_SUFFIX _avx512vnni
+#define SB_ISA_ID 4
+#define SB_TARGET_FEATURES \
+    "sse4.1,popcnt,avx,avx2,fma,f16c,bmi,bmi2,avx512f,avx512cd,avx512dq,avx512bw,avx512vl,avx512vnni"
+#else
+#error "define one SB_TARGET_<ISA> before including target.h"
+#endif
+
+#ifdef SB_TARGET_FEATURES
+#if defined(__clang__)
+#define SB_PRAGMA_(x) _Pragma(#x)
+#define SB_PRAGMA(x) SB_PRAGMA_(x)
+SB_PRAGMA(clang attribute push(__attribute__((target(SB_TARGET_FEATURES))), apply_to = function))
+#elif defined(__GNUC__)
+#define SB_PRAGMA_(x) _Pragma(#x)
+#define SB_PRAGMA(x) SB_PRAGMA_(x)
+SB_PRAGMA(GCC target(SB_TARGET_FEATURES))
+#endif
+#endif
+
+#define SB_ISA_AT_LEAST(id) (SB_ISA_ID >= (id))
+
+#include "internal/dispatch.h"
+
+/* SB_FN(eltwise) is sb_eltwise_avx2 in the avx2 unit. */
+#define SB_FN(name) SB_CAT2(sb_##name, SB_SUFFIX)
+
+#include "internal/vec.h"
+
+#endif /* SB_TARGET_H */

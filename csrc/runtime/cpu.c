@@ -1,0 +1,193 @@
+/*
+ * cpu.c: what this CPU and OS can run, the ISA selected for calls, and the general functions of the API
+ * (version, CPU info, thread number, fast mode, release).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "simd_synet.h"
+#include "simdbind_ext.h"
+#include "internal/dispatch.h"
+
+#if SB_X86
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+#ifndef SIMDBIND_VERSION
+#define SIMDBIND_VERSION "0"
+#endif
+
+static const char * const isa_names[SB_ISA_COUNT] = {"base", "sse41", "avx2", "avx512bw", "avx512vnni"};
+
+static int isa_supported[SB_ISA_COUNT];
+static _Atomic int isa_selected = SB_ISA_BASE;
+static _Atomic size_t thread_number = 1;
+static char cpu_model[64] = "unknown";
+static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
+
+#if SB_X86
+static uint64_t xgetbv0(void)
+{
+    uint32_t eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((uint64_t)edx << 32) | eax;
+}
+
+static void read_model(void)
+{
+    unsigned regs[12], max_ext = __get_cpuid_max(0x80000000u, NULL);
+    if (max_ext < 0x80000004u)
+        return;
+    for (unsigned leaf = 0; leaf < 3; ++leaf)
+        __get_cpuid(0x80000002u + leaf, &regs[leaf * 4], &regs[leaf * 4 + 1], &regs[leaf * 4 + 2], &regs[leaf * 4 + 3]);
+    char text[49];
+    memcpy(text, regs, 48);
+    text[48] = 0;
+    char * begin = text, * end = text + strlen(text);
+    while (*begin == ' ') ++begin;
+    while (end > begin && end[-1] == ' ') --end;
+    *end = 0;
+    if (*begin)
+        snprintf(cpu_model, sizeof(cpu_model), "%s", begin);
+}
+#endif
+
+/* CPUID says what the CPU has; XGETBV says which register states the OS saves. Both are needed. */
+static void detect(void)
+{
+    isa_supported[SB_ISA_BASE] = 1;
+#if SB_X86
+    unsigned a, b, c, d;
+    read_model();
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return;
+    int sse41 = (c >> 19) & 1, fma = (c >> 12) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
+    unsigned b7 = 0, c7 = 0;
+    if (__get_cpuid_max(0, NULL) >= 7)
+        __cpuid_count(7, 0, a, b7, c7, d);
+    uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+    int os_avx = (xcr0 & 0x6) == 0x6, os_avx512 = (xcr0 & 0xE6) == 0xE6;
+    int avx2 = (b7 >> 5) & 1, bmi1 = (b7 >> 3) & 1, bmi2 = (b7 >> 8) & 1;
+    int avx512 = ((b7 >> 16) & 1) && ((b7 >> 17) & 1) && ((b7 >> 28) & 1) && ((b7 >> 30) & 1) && ((b7 >> 31) & 1);
+    int vnni = (c7 >> 11) & 1;
+    isa_supported[SB_ISA_SSE41] = sse41;
+    isa_supported[SB_ISA_AVX2] = sse41 && avx && avx2 && fma && bmi1 && bmi2 && os_avx;
+    isa_supported[SB_ISA_AVX512BW] = isa_supported[SB_ISA_AVX2] && avx512 && os_avx512;
+    isa_supported[SB_ISA_AVX512VNNI] = isa_supported[SB_ISA_AVX512BW] && vnni;
+#endif
+    int best = SB_ISA_BASE;
+    for (int i = 0; i < SB_ISA_COUNT; ++i)
+        if (isa_supported[i])
+            best = i;
+    atomic_store(&isa_selected, best);
+}
+
+static void ensure_detected(void) { pthread_once(&detect_once, detect); }
+
+__attribute__((constructor)) static void detect_at_load(void) { ensure_detected(); }
+
+int sb_isa(void) { return atomic_load_explicit(&isa_selected, memory_order_relaxed); }
+
+SIMD_API const char * SimdBindIsaName(int isa) { return isa >= 0 && isa < SB_ISA_COUNT ? isa_names[isa] : NULL; }
+
+SIMD_API int SimdBindIsaSupported(int isa)
+{
+    ensure_detected();
+    return isa >= 0 && isa < SB_ISA_COUNT && isa_supported[isa];
+}
+
+SIMD_API int SimdBindGetIsa(void)
+{
+    ensure_detected();
+    return sb_isa();
+}
+
+SIMD_API int SimdBindSetIsa(int isa)
+{
+    if (!SimdBindIsaSupported(isa))
+        return -1;
+    atomic_store(&isa_selected, isa);
+    return 0;
+}
+
+/* The API generation this library implements, then who made it. */
+SIMD_API const char * SimdVersion(void) { return "7.1.162 (simdbind " SIMDBIND_VERSION ", bundled)"; }
+
+SIMD_API const char * SimdCpuDesc(SimdCpuDescType type)
+{
+    ensure_detected();
+    return type == SimdCpuDescModel ? cpu_model : NULL;
+}
+
+static uint64_t sysconf_or_zero(int name)
+{
+    long v = sysconf(name);
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+SIMD_API uint64_t SimdCpuInfo(SimdCpuInfoType type)
+{
+    ensure_detected();
+    switch (type) {
+    case SimdCpuInfoSockets: return 1;
+    case SimdCpuInfoCores:
+    case SimdCpuInfoThreads: return sysconf_or_zero(_SC_NPROCESSORS_ONLN);
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    case SimdCpuInfoCacheL1: return sysconf_or_zero(_SC_LEVEL1_DCACHE_SIZE);
+    case SimdCpuInfoCacheL2: return sysconf_or_zero(_SC_LEVEL2_CACHE_SIZE);
+    case SimdCpuInfoCacheL3: return sysconf_or_zero(_SC_LEVEL3_CACHE_SIZE);
+#endif
+    case SimdCpuInfoRam: return sysconf_or_zero(_SC_PHYS_PAGES) * sysconf_or_zero(_SC_PAGESIZE);
+    case SimdCpuInfoSse41: return isa_supported[SB_ISA_SSE41];
+    case SimdCpuInfoAvx2: return isa_supported[SB_ISA_AVX2];
+    case SimdCpuInfoAvx512bw: return isa_supported[SB_ISA_AVX512BW];
+    case SimdCpuInfoAvx512vnni: return isa_supported[SB_ISA_AVX512VNNI];
+    default: return 0;
+    }
+}
+
+SIMD_API void SimdRelease(void * context)
+{
+    if (context)
+        ((sb_context *)context)->release((sb_context *)context);
+}
+
+static size_t hardware_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (size_t)n : 1;
+}
+
+size_t sb_thread_number(void) { return atomic_load_explicit(&thread_number, memory_order_relaxed); }
+
+SIMD_API size_t SimdGetThreadNumber(void) { return sb_thread_number(); }
+
+SIMD_API void SimdSetThreadNumber(size_t threadNumber)
+{
+    size_t limit = hardware_threads();
+    atomic_store(&thread_number, threadNumber < 1 ? 1 : threadNumber > limit ? limit : threadNumber);
+}
+
+/* Fast mode is the calling thread's MXCSR flush-to-zero (bit 15) and denormals-are-zero (bit 6), as upstream. */
+SIMD_API SimdBool SimdGetFastMode(void)
+{
+#if SB_X86
+    return (_mm_getcsr() & 0x8040) ? SimdTrue : SimdFalse;
+#else
+    return SimdFalse;
+#endif
+}
+
+SIMD_API void SimdSetFastMode(SimdBool value)
+{
+#if SB_X86
+    unsigned csr = _mm_getcsr();
+    _mm_setcsr(value ? (csr | 0x8040) : (csr & ~0x8040u));
+#else
+    (void)value;
+#endif
+}

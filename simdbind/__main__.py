@@ -1,0 +1,5 @@
+import sys
+
+from simdbind.cli import main
+
+sys.exit(main())

@@ -1,0 +1,89 @@
+"""Elementwise and normalization functions: eltwise (and, with their family, unary, softmax, lrn, shuffle)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from simdbind._checks import input_array, output_array
+from simdbind.enums import EltwiseOperation, parse_enum
+from simdbind.errors import ArgumentError
+from simdbind.library import Library, default_library
+
+__all__ = ["eltwise"]
+
+# Accepted spellings of each operation, for a dictionary lookup on the fast path (parse_enum explains failures).
+_ELTWISE_OPS: dict[object, EltwiseOperation] = {
+    **{m.name.lower(): m for m in EltwiseOperation}, **{int(m): m for m in EltwiseOperation}}
+_ONES: dict[int, np.ndarray] = {}
+
+
+def _ones(count: int) -> np.ndarray:
+    """Read-only unit weights, cached per count (the C side only reads them)."""
+    ones = _ONES.get(count)
+    if ones is None:
+        ones = _ONES.setdefault(count, np.ones(count, np.float32))
+        ones.flags.writeable = False
+    return ones
+
+
+def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: Any = None, out: np.ndarray | None = None,
+            *, library: Library | None = None) -> np.ndarray:
+    """Combine two or more float32 arrays elementwise (``SimdSynetEltwiseLayerForward``).
+
+    Parameters
+    ----------
+    inputs
+        Two or more float32 arrays of one shape.
+    op
+        ``"product"``, ``"sum"``, ``"max"`` or ``"min"`` (or :class:`EltwiseOperation`). Max and min fold from the
+        first two inputs with ``a > b ? a : b`` / ``a < b ? a : b``, so a NaN in the later operand wins.
+    weights
+        For ``"sum"`` only: one coefficient per input (default all ones). ``dst = sum(w[i] * inputs[i])``.
+    out
+        Optional float32 output of the inputs' shape. It may be ``inputs[0]`` or ``inputs[1]`` itself (in place),
+        but must not overlap any later input.
+    library
+        The Simd library to call (default: :func:`simdbind.default_library`).
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new array.
+    """
+    operation = _ELTWISE_OPS.get(op) if isinstance(op, (str, int)) else None
+    if operation is None:
+        operation = parse_enum(EltwiseOperation, op, "op")
+    if not isinstance(inputs, (list, tuple)):
+        raise ArgumentError(f"inputs: must be a list or tuple of arrays, got {type(inputs).__name__}")
+    count = len(inputs)
+    if count < 2:
+        raise ArgumentError(f"inputs: needs at least 2 arrays, got {count}")
+    arrays = [input_array(x, f"inputs[{i}]", np.float32) for i, x in enumerate(inputs)]
+    shape = arrays[0].shape
+    for i, array in enumerate(arrays[1:], 1):
+        if array.shape != shape:
+            raise ArgumentError(f"inputs[{i}]: must have the shape of inputs[0] {shape}, got {array.shape}")
+    if operation == EltwiseOperation.SUM:
+        weight = _ones(count) if weights is None else input_array(weights, "weights", np.float32)
+        if weight.shape != (count,):
+            raise ArgumentError(f"weights: must have one value per input, shape ({count},), got {weight.shape}")
+    elif weights is not None:
+        raise ArgumentError(f"weights: only allowed with op='sum', not op={operation.name.lower()!r}")
+    else:
+        weight = None
+    # out may be inputs[0] or inputs[1] exactly (elementwise in place is safe), never any other overlap.
+    out = output_array(out, "out", shape, np.float32, arrays[2:])
+
+    library = library or default_library()
+    ffi = library.ffi
+    buffers = [ffi.from_buffer("float[]", a) for a in arrays]
+    dst = ffi.from_buffer("float[]", out, require_writable=True)
+    for i in (0, 1):
+        if buffers[i] != dst and np.may_share_memory(out, arrays[i]):
+            raise ArgumentError(f"out: overlaps inputs[{i}] partially (only exact in-place use is allowed)")
+    weight_ptr = ffi.NULL if weight is None else ffi.from_buffer("float[]", weight)
+    library.function("SimdSynetEltwiseLayerForward")(
+        ffi.new("float *[]", buffers), weight_ptr, count, out.size, operation, dst)
+    return out

@@ -1,0 +1,271 @@
+"""Loading a Simd library: the bundled one (cffi API mode) or any libSimd by path (cffi ABI mode).
+
+A :class:`Library` knows what it loaded (path, kind, mode, version, API generation, capabilities), hands out its
+C functions by name (raising :class:`FunctionNotAvailableError` for the ones it lacks) and, for the bundled
+library, selects the ISA its calls use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from simdbind.errors import FunctionNotAvailableError, IsaError, LibraryError, UnsupportedLibraryError
+
+#: ISA names of the bundled library, lowest first (the index is the C-side ISA number).
+ISAS = ("base", "sse41", "avx2", "avx512bw", "avx512vnni")
+
+#: Oldest upstream release whose signatures simdbind's declarations match (spec 7: InnerProduct32fInit/Forward
+#: changed in v7.0.160, Softmax32f and GatherElements appeared there).
+MINIMUM_VERSION = (7, 0, 160)
+
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+
+@dataclass
+class Library:
+    """One loaded Simd library. Create it with :func:`load`."""
+
+    path: str
+    kind: str  # "bundled" or "external"
+    mode: str  # "api" (compiled cffi module) or "abi" (ffi.dlopen)
+    ffi: Any
+    lib: Any
+    version: str = ""
+    generation: str = ""
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    _functions: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    # -- functions -------------------------------------------------------------------------------------------
+    def function(self, name: str) -> Any:
+        """The C function `name`, or :class:`FunctionNotAvailableError` if this library lacks it."""
+        fn = self._functions.get(name)
+        if fn is None:
+            try:
+                fn = getattr(self.lib, name)
+            except (AttributeError, self.ffi.error):  # API mode: AttributeError; ABI mode: ffi.error
+                raise FunctionNotAvailableError(
+                    f"{name} is not provided by the {self.kind} library {self.path}"
+                ) from None
+            self._functions[name] = fn
+        return fn
+
+    def has(self, name: str) -> bool:
+        try:
+            self.function(name)
+        except FunctionNotAvailableError:
+            return False
+        return True
+
+    # -- ISA -------------------------------------------------------------------------------------------------
+    @property
+    def isas_supported(self) -> tuple[str, ...]:
+        """ISAs this library can be switched to on this machine (the bundled library), or () for external ones."""
+        if self.kind != "bundled":
+            return ()
+        return tuple(name for i, name in enumerate(ISAS) if self.lib.SimdBindIsaSupported(i))
+
+    @property
+    def isa(self) -> str:
+        """The ISA the next call uses. External libraries choose it themselves; this reports their best ISA."""
+        if self.kind == "bundled":
+            return ISAS[self.lib.SimdBindGetIsa()]
+        return _best_upstream_isa(self)
+
+    def set_isa(self, name: str) -> None:
+        """Select the ISA of later calls (process-wide for the bundled library). Unsupported names raise."""
+        if self.kind != "bundled":
+            raise IsaError(
+                f"isa: the ISA of the external library {self.path} cannot be chosen (upstream always dispatches "
+                "to its best compiled-in ISA); run a separately built library instead"
+            )
+        if name not in ISAS:
+            raise IsaError(f"isa: must be one of {', '.join(ISAS)}, got {name!r}")
+        if self.lib.SimdBindSetIsa(ISAS.index(name)) != 0:
+            supported = ", ".join(self.isas_supported)
+            raise IsaError(f"isa: {name} is not supported by this CPU/OS (supported: {supported})")
+
+    @contextlib.contextmanager
+    def use_isa(self, name: str) -> Iterator[None]:
+        """Run a block at ISA `name`, then restore the previous one. Not meant for concurrent use."""
+        previous = self.isa
+        self.set_isa(name)
+        try:
+            yield
+        finally:
+            self.set_isa(previous)
+
+    # -- general functions -----------------------------------------------------------------------------------
+    @property
+    def cpu_model(self) -> str:
+        desc = self.function("SimdCpuDesc")(self.ffi.cast("SimdCpuDescType", 0))
+        return self.ffi.string(desc).decode(errors="replace") if desc != self.ffi.NULL else "unknown"
+
+    @property
+    def threads(self) -> int:
+        return int(self.function("SimdGetThreadNumber")())
+
+    def set_threads(self, count: int) -> int:
+        """Set the thread count of GEMM-based calls; returns what the library kept (it clamps to the CPU)."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            from simdbind.errors import ArgumentError
+
+            raise ArgumentError(f"count: must be an int >= 1, got {count!r}")
+        self.function("SimdSetThreadNumber")(count)
+        return self.threads
+
+    def describe(self) -> dict[str, Any]:
+        """Everything `simdbind info` prints, as data (also recorded in conformance reports)."""
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "mode": self.mode,
+            "version": self.version,
+            "generation": self.generation,
+            "cpu_model": self.cpu_model,
+            "isas_supported": list(self.isas_supported) or [self.isa],
+            "isa": self.isa,
+            "threads": self.threads,
+            "capabilities": dict(self.capabilities),
+        }
+
+
+def _best_upstream_isa(library: Library) -> str:
+    """What upstream dispatches to: its best ISA that SimdCpuInfo reports enabled (spec 2.10, v7.0.160+ values)."""
+    info = library.function("SimdCpuInfo")
+    for name, value in (("avx512vnni", 10), ("avx512bw", 9), ("avx2", 8), ("sse41", 7)):
+        # Upstream's Synet functions never dispatch to Avx512vnni (spec 1), so it reports as avx512bw.
+        if info(library.ffi.cast("SimdCpuInfoType", value)):
+            return "avx512bw" if name == "avx512vnni" else name
+    return "base"
+
+
+# -- loading ---------------------------------------------------------------------------------------------------
+_default: Library | None = None
+_default_lock = threading.Lock()
+
+
+def bundled_path() -> str:
+    """File of the bundled library (the compiled cffi module, which exports the Simd symbols)."""
+    from simdbind import _bundled
+
+    return os.path.abspath(_bundled.__file__)
+
+
+def load(path: str | os.PathLike[str] | None = None, *, mode: str | None = None) -> Library:
+    """Load a Simd library.
+
+    Parameters
+    ----------
+    path
+        ``None``: the library named by the environment variable ``SIMD_LIBRARY``, else the bundled one.
+        ``"bundled"``: the bundled library. Any other value: the path of a Simd shared library (``libSimd.so``).
+    mode
+        ``"api"`` or ``"abi"``. The bundled library defaults to ``"api"`` (direct calls); ``"abi"`` loads the same
+        file through ``ffi.dlopen``, exactly as an upstream build is loaded. Paths always use ``"abi"``.
+
+    Raises
+    ------
+    LibraryError
+        The file cannot be loaded or is not a Simd library.
+    UnsupportedLibraryError
+        The library predates v7.0.160.
+    IsaError
+        ``SIMDBIND_ISA`` names an ISA this machine or library cannot run.
+    """
+    if path is None:
+        path = os.environ.get("SIMD_LIBRARY") or "bundled"
+    path = os.fspath(path)
+    if mode not in (None, "api", "abi"):
+        raise LibraryError(f"mode: must be 'api' or 'abi', got {mode!r}")
+    if path == "bundled" and mode != "abi":
+        from simdbind import _bundled
+
+        library = Library(bundled_path(), "bundled", "api", _bundled.ffi, _bundled.lib)
+    else:
+        if mode == "api":
+            raise LibraryError(f"mode: 'api' is only available for the bundled library, not {path!r}")
+        library = _dlopen(bundled_path() if path == "bundled" else path)
+    _identify(library)
+    _apply_isa_override(library)
+    return library
+
+
+def _dlopen(path: str) -> Library:
+    from simdbind._abi import ffi
+
+    if not os.path.exists(path):
+        raise LibraryError(f"path: no such file: {path}")
+    try:
+        lib = ffi.dlopen(os.path.abspath(path))
+    except OSError as error:
+        raise LibraryError(f"path: cannot load {path}: {error}") from None
+    library = Library(os.path.abspath(path), "external", "abi", ffi, lib)
+    if library.has("SimdBindGetIsa"):  # only the bundled library exports the simdbind extension
+        library.kind = "bundled"
+    return library
+
+
+def _identify(library: Library) -> None:
+    """Version, API generation (from the symbols present) and capabilities; refuse pre-v7.0.160 libraries."""
+    if not library.has("SimdVersion"):
+        raise LibraryError(f"path: {library.path} does not export SimdVersion: not a Simd library")
+    library.version = library.ffi.string(library.function("SimdVersion")()).decode(errors="replace")
+    match = _VERSION.search(library.version)
+    numbers = tuple(int(x) for x in match.groups()) if match else None
+    old_api = library.has("SimdSynetSoftmaxLayerForward") and not library.has("SimdSynetSoftmax32f")
+    if (numbers is not None and numbers < MINIMUM_VERSION) or old_api:
+        raise UnsupportedLibraryError(
+            f"{library.path}: Simd {library.version} predates v7.0.160, the oldest supported release: "
+            "SimdSynetInnerProduct32fInit/Forward changed their signatures and SimdSynetSoftmax32f and "
+            "GatherElements appeared in v7.0.160 (spec section 7), so calls would pass the wrong arguments"
+        )
+    library.generation = "7.1" if library.has("SimdSynetPoolingMax16b") else "7.0"
+    library.capabilities["int8_precise"] = _detect_int8_precise(library)
+
+
+def _detect_int8_precise(library: Library) -> bool | None:
+    """Does SimdSynetInnerProduct8i honour 8iPrecise? Default upstream builds always saturate pairs (spec 3.9).
+
+    255*127 + 255*127 = 64770 exactly, 32767 with int16 saturation of the pair. None if the function is absent.
+    """
+    if not library.has("SimdSynetInnerProduct8i"):
+        return None
+    ffi = library.ffi
+    src = ffi.new("uint8_t[2]", [255, 255])
+    weight = ffi.new("int8_t[2]", [127, 127])
+    dst = ffi.new("int32_t[1]")
+    library.function("SimdSynetInnerProduct8i")(1, 1, 2, src, weight, dst, 0)
+    return dst[0] == 64770
+
+
+def _apply_isa_override(library: Library) -> None:
+    name = os.environ.get("SIMDBIND_ISA", "").strip().lower()
+    if name and library.kind == "bundled":
+        try:
+            library.set_isa(name)
+        except IsaError as error:
+            raise IsaError(f"SIMDBIND_ISA={name}: {error}") from None
+
+
+def default_library() -> Library:
+    """The library that functions use when no ``library=`` is given (loaded on first use, see :func:`load`)."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = load()
+    return _default
+
+
+def set_default_library(library: Library | str | os.PathLike[str] | None) -> Library:
+    """Make `library` (a Library, or anything :func:`load` takes) the default; returns it."""
+    global _default
+    new = library if isinstance(library, Library) else load(library)
+    with _default_lock:
+        _default = new
+    return new

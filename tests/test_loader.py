@@ -1,0 +1,82 @@
+"""Loading libraries: bundled (API and ABI mode), ISA selection, refusal of bad and old libraries."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import simdbind
+from simdbind.library import ISAS
+
+
+def test_bundled_identifies_itself(bundled):
+    assert bundled.kind == "bundled" and bundled.mode == "api"
+    assert bundled.version.startswith("7.1.162")
+    assert bundled.generation in ("7.0", "7.1")
+    assert "base" in bundled.isas_supported
+    assert bundled.isa in bundled.isas_supported
+
+
+def test_abi_path_loads_the_same_file(bundled):
+    abi = simdbind.load(simdbind.bundled_path())
+    assert abi.mode == "abi" and abi.kind == "bundled"
+    assert abi.version == bundled.version
+    a, b = np.arange(5, dtype=np.float32), np.full(5, 2, np.float32)
+    np.testing.assert_array_equal(simdbind.eltwise([a, b], "product", library=abi), a * b)
+
+
+def test_isa_selection_round_trips(bundled):
+    before = bundled.isa
+    for name in bundled.isas_supported:
+        with bundled.use_isa(name):
+            assert bundled.isa == name
+    assert bundled.isa == before
+
+
+def test_unknown_and_unsupported_isas_raise(bundled):
+    with pytest.raises(simdbind.IsaError, match="must be one of"):
+        bundled.set_isa("avx1024")
+    unsupported = [name for name in ISAS if name not in bundled.isas_supported]
+    for name in unsupported:
+        with pytest.raises(simdbind.IsaError, match="not supported"):
+            bundled.set_isa(name)
+
+
+def test_isa_environment_override():
+    code = "import simdbind; print(simdbind.load('bundled').isa)"
+    env = dict(os.environ, SIMDBIND_ISA="base")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "base"
+    env["SIMDBIND_ISA"] = "no-such-isa"
+    bad = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert bad.returncode != 0 and "SIMDBIND_ISA=no-such-isa" in bad.stderr
+
+
+def test_missing_file_and_non_simd_library_are_refused(tmp_path):
+    with pytest.raises(simdbind.LibraryError, match="no such file"):
+        simdbind.load(tmp_path / "libSimd.so")
+    libm = "/lib/x86_64-linux-gnu/libm.so.6"
+    if os.path.exists(libm):
+        with pytest.raises(simdbind.LibraryError, match="not a Simd library"):
+            simdbind.load(libm)
+
+
+def test_missing_function_names_itself(bundled):
+    with pytest.raises(simdbind.FunctionNotAvailableError, match="SimdNoSuchFunction"):
+        bundled.function("SimdNoSuchFunction")
+
+
+def test_threads_clamp(bundled):
+    assert bundled.set_threads(10_000) == os.cpu_count()
+    assert bundled.set_threads(1) == 1
+    with pytest.raises(simdbind.ArgumentError):
+        bundled.set_threads(0)
+
+
+def test_external_library_when_given(external):
+    assert external.kind in ("external", "bundled")
+    assert external.generation in ("7.0", "7.1")
