@@ -1,3 +1,7 @@
-"""Case grids, one module per simdbind family. Importing this package registers every function."""
+"""Case grids, one module per simdbind family. Importing this package imports (and so registers) every module."""
 
-from conformance.cases import elementwise  # noqa: F401
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
