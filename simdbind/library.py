@@ -102,12 +102,15 @@ class Library:
     # -- general functions -----------------------------------------------------------------------------------
     @property
     def cpu_model(self) -> str:
+        if not self.has("SimdCpuDesc"):
+            return "unknown"
         desc = self.function("SimdCpuDesc")(self.ffi.cast("SimdCpuDescType", 0))
         return self.ffi.string(desc).decode(errors="replace") if desc != self.ffi.NULL else "unknown"
 
     @property
     def threads(self) -> int:
-        return int(self.function("SimdGetThreadNumber")())
+        """Threads of GEMM-based calls (1 when the library cannot tell)."""
+        return int(self.function("SimdGetThreadNumber")()) if self.has("SimdGetThreadNumber") else 1
 
     def set_threads(self, count: int) -> int:
         """Set the thread count of GEMM-based calls; returns what the library kept (it clamps to the CPU)."""
@@ -136,6 +139,8 @@ class Library:
 
 def _best_upstream_isa(library: Library) -> str:
     """What upstream dispatches to: its best ISA that SimdCpuInfo reports enabled (spec 2.10, v7.0.160+ values)."""
+    if not library.has("SimdCpuInfo"):
+        return "unknown"
     info = library.function("SimdCpuInfo")
     for name, value in (("avx512vnni", 10), ("avx512bw", 9), ("avx2", 8), ("sse41", 7)):
         # Upstream's Synet functions never dispatch to Avx512vnni (spec 1), so it reports as avx512bw.
