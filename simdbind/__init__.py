@@ -5,6 +5,8 @@ Functions take and return NumPy arrays and validate every argument before C runs
 """
 
 from simdbind.elementwise import eltwise
+# elementwise family
+from simdbind.elementwise import lrn, lrn_onnx, shuffle, softmax, unary
 from simdbind.enums import Activation, EltwiseOperation, TensorData, TensorFormat, UnaryOperation
 from simdbind.errors import (
     ArgumentError,
@@ -24,6 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ISAS", "Library", "load", "default_library", "set_default_library", "bundled_path",
     "eltwise",
+    "unary", "softmax", "lrn", "lrn_onnx", "shuffle",  # elementwise family
     "Activation", "EltwiseOperation", "TensorData", "TensorFormat", "UnaryOperation",
     "SimdBindError", "ArgumentError", "DTypeError", "IsaError", "LibraryError", "UnsupportedLibraryError",
     "FunctionNotAvailableError", "ContextClosedError", "UpstreamDefectError",
