@@ -171,3 +171,16 @@ SIMD_API void SimdSynetInnerProductLayerForward(const float * src, const float *
     sb_epilogue e = {bias, 0, SimdConvolutionActivationIdentity, NULL, 0};
     SB_PICK(gemm_nt_table)(1, count, size, src, size, weight, size, dst, count, &e);
 }
+
+typedef void (*ip8i_fn)(size_t, size_t, size_t, const uint8_t *, const int8_t *, int32_t *, int);
+SB_DECLARE(inner_product_8i, void, (size_t, size_t, size_t, const uint8_t *, const int8_t *, int32_t *, int));
+static const ip8i_fn ip8i_table[SB_ISA_COUNT] = SB_TABLE(inner_product_8i);
+
+/* Precise when (compatibility & 12) == 0 (SimdSynetCompatibility8iPrecise), pairwise int16 saturation otherwise;
+   this library honours the flag (upstream's default build always saturates, spec 3.9). */
+SIMD_API void SimdSynetInnerProduct8i(size_t M, size_t N, size_t K, const uint8_t * src, const int8_t * weight,
+    int32_t * dst, SimdSynetCompatibilityType compatibility)
+{
+    int precise = ((int)compatibility & SimdSynetCompatibility8iMask) == 0;
+    SB_PICK(ip8i_table)(M, N, K, src, weight, dst, precise);
+}
