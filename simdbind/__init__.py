@@ -31,3 +31,9 @@ __all__ = [
     "SimdBindError", "ArgumentError", "DTypeError", "IsaError", "LibraryError", "UnsupportedLibraryError",
     "FunctionNotAvailableError", "ContextClosedError", "UpstreamDefectError",
 ]
+
+# -- inner-product family (and the activation module it shares with the convolution) --------------------------
+from simdbind import activation  # noqa: E402
+from simdbind.inner_product import InnerProduct32f, inner_product, inner_product_8i  # noqa: E402
+
+__all__ += ["activation", "InnerProduct32f", "inner_product", "inner_product_8i"]
