@@ -28,3 +28,8 @@ __all__ = [
     "SimdBindError", "ArgumentError", "DTypeError", "IsaError", "LibraryError", "UnsupportedLibraryError",
     "FunctionNotAvailableError", "ContextClosedError", "UpstreamDefectError",
 ]
+
+# -- pooling family (pooling, gather) --
+from simdbind.pooling import pooling_average, pooling_max, pooling_output_size  # noqa: E402
+
+__all__ += ["pooling_average", "pooling_max", "pooling_output_size"]
