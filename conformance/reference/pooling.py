@@ -109,7 +109,8 @@ def average_image(x: np.ndarray, kernel, stride, pad, out_hw, layout: str, exclu
         for kx in range(kernel[1]):
             inside = vy[:, ky][:, None] & vx[:, kx][None, :]
             value = chw[:, iy[:, ky][:, None], ix[:, kx][None, :]]
-            total += np.where(inside[None], value, 0.0)
+            with np.errstate(invalid="ignore"):  # inf + -inf is NaN, as in the float32 sum
+                total += np.where(inside[None], value, 0.0)
     count = vy.sum(axis=1)[:, None] * vx.sum(axis=1)[None, :]
     divisor = count.astype(np.float64) if exclude_pad else np.float64(kernel[0] * kernel[1])
     with np.errstate(invalid="ignore", divide="ignore"):
