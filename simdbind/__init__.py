@@ -33,3 +33,6 @@ __all__ = [
 from simdbind.pooling import pooling_average, pooling_max, pooling_output_size  # noqa: E402
 
 __all__ += ["pooling_average", "pooling_max", "pooling_output_size"]
+from simdbind.gather import GatherElements, gather_elements  # noqa: E402
+
+__all__ += ["GatherElements", "gather_elements"]
