@@ -84,7 +84,7 @@ SIMD_API size_t SimdSynetGatherElementsInternalBufferSize(const void * context)
                 for (size_t c = 0; c < rows; ++c) {                                                             \
                     int64_t v = (int64_t)x[c];                                                                  \
                     v += v < 0 ? (int64_t)n : 0;                                                                \
-                    d[c] = (v >= 0 && (uint64_t)v < n) ? s[v] : (TD)0;                                          \
+                    d[c] = (uint64_t)v < n ? s[v] : (TD)0; /* negative after correction: out of range too */    \
                 }                                                                                               \
                 continue;                                                                                       \
             }                                                                                                   \
@@ -92,7 +92,7 @@ SIMD_API size_t SimdSynetGatherElementsInternalBufferSize(const void * context)
                 for (size_t i = 0; i < inner; ++i) {                                                            \
                     int64_t v = (int64_t)x[c + i];                                                              \
                     v += v < 0 ? (int64_t)n : 0;                                                                \
-                    d[c + i] = (v >= 0 && (uint64_t)v < n) ? s[(size_t)v * inner + i] : (TD)0;                  \
+                    d[c + i] = (uint64_t)v < n ? s[(size_t)v * inner + i] : (TD)0;                              \
                 }                                                                                               \
         }                                                                                                       \
     } while (0)
