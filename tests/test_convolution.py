@@ -121,6 +121,8 @@ def test_convert_weight_round_trip_and_layout_equivalence(bundled):
     (dict(kernel=(1, 1)), "Direct1x1"),
     (dict(kernel=(3, 3), stride=2), "GemmNN"),
     (dict(kernel=(3, 3), group=2, pad=1), "GemmNN"),
+    (dict(kernel=(3, 3), src_c=16, dst_c=24, pad=1), "WinogradF2x2"),
+    (dict(kernel=(3, 3), src_c=16, dst_c=24, dilation=2, pad=2), "GemmNN"),
 ])
 def test_info_names_the_isa_and_the_algorithm(bundled, layout, geometry, algorithm):
     conv = make(bundled, layout, **geometry)[0]
@@ -128,6 +130,11 @@ def test_info_names_the_isa_and_the_algorithm(bundled, layout, geometry, algorit
     assert isa == bundled.isa
     expected_name = algorithm + layout.capitalize() if algorithm == "Depthwise" else algorithm
     assert name == expected_name
+
+
+def test_internal_flag_says_whether_weights_were_transformed(bundled):
+    assert make(bundled, "nhwc", src_c=16, dst_c=16, pad=1)[0].internal is True   # Winograd keeps U = G g Gt
+    assert make(bundled, "nchw", stride=2)[0].internal is False                    # GemmNN reads the weights
 
 
 def test_context_keeps_the_isa_of_init(bundled):

@@ -24,12 +24,14 @@ SB_DECLARE(conv_forward_gemm, void, CONV_FORWARD_ARGS);
 SB_DECLARE(conv_forward_1x1, void, CONV_FORWARD_ARGS);
 SB_DECLARE(conv_forward_dw_nhwc, void, CONV_FORWARD_ARGS);
 SB_DECLARE(conv_forward_dw_nchw, void, CONV_FORWARD_ARGS);
+SB_DECLARE(conv_forward_winograd, void, CONV_FORWARD_ARGS);
 
 static const conv_forward_fn forward_table[CONV_ALGO_COUNT][SB_ISA_COUNT] = {
     [CONV_ALGO_GEMM] = SB_TABLE(conv_forward_gemm),
     [CONV_ALGO_1X1] = SB_TABLE(conv_forward_1x1),
     [CONV_ALGO_DW_NHWC] = SB_TABLE(conv_forward_dw_nhwc),
     [CONV_ALGO_DW_NCHW] = SB_TABLE(conv_forward_dw_nchw),
+    [CONV_ALGO_WINOGRAD] = SB_TABLE(conv_forward_winograd),
 };
 
 static const char * const algo_names[CONV_ALGO_COUNT] = {
@@ -72,6 +74,13 @@ static int choose(const SimdConvolutionParameters * p)
 {
     if (p->group == p->srcC && p->group == p->dstC)
         return p->srcF == SimdTensorFormatNhwc ? CONV_ALGO_DW_NHWC : CONV_ALGO_DW_NCHW;
+    /* Winograd F(2x2,3x3) does 16 multiplies per 2x2 outputs instead of 36, at the price of the transforms
+       (about 16*(C + D) adds per tile): it pays once both channel counts are moderate and there are tiles enough
+       to keep the 16 GEMMs busy. */
+    if (p->kernelY == 3 && p->kernelX == 3 && p->strideY == 1 && p->strideX == 1 && p->dilationY == 1 &&
+        p->dilationX == 1 && p->group == 1 && p->srcC >= 16 && p->dstC >= 16 && p->dstH >= 4 && p->dstW >= 4 &&
+        p->padY <= 2 && p->padX <= 2 && p->padH <= 2 && p->padW <= 2)
+        return CONV_ALGO_WINOGRAD;
     if (p->kernelY == 1 && p->kernelX == 1 && p->strideY == 1 && p->strideX == 1 && p->padY == 0 && p->padX == 0 &&
         p->padH == 0 && p->padW == 0)
         return CONV_ALGO_1X1;
@@ -83,8 +92,40 @@ static size_t external_size(const conv_ctx * c)
     const SimdConvolutionParameters * p = &c->p;
     switch (c->algo) {
     case CONV_ALGO_GEMM: return p->srcC * p->kernelY * p->kernelX * p->dstH * p->dstW;
+    case CONV_ALGO_WINOGRAD: return 16 * ((p->dstH + 1) / 2) * ((p->dstW + 1) / 2) * (p->srcC + p->dstC);
     default: return 1;
     }
+}
+
+/* U = G g Gt for every (output, input) pair, G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], stored U[16][C][D] for
+   NHWC and U[16][D][C] for NCHW (the B and A operands of the 16 GEMMs). */
+static float * winograd_weights(const conv_ctx * c, const float * weight, size_t * size)
+{
+    const SimdConvolutionParameters * p = &c->p;
+    size_t C = p->srcC, D = p->dstC;
+    float * U = (float *)malloc(16 * C * D * sizeof(float));
+    if (U == NULL)
+        return NULL;
+    static const float G[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+    for (size_t o = 0; o < D; ++o)
+        for (size_t i = 0; i < C; ++i) {
+            float g[3][3], t[4][3];
+            for (int y = 0; y < 3; ++y)
+                for (int x = 0; x < 3; ++x)
+                    g[y][x] = p->srcF == SimdTensorFormatNhwc ? weight[((y * 3 + x) * C + i) * D + o]
+                                                                : weight[((o * C + i) * 3 + y) * 3 + x];
+            for (int r = 0; r < 4; ++r)
+                for (int x = 0; x < 3; ++x)
+                    t[r][x] = G[r][0] * g[0][x] + G[r][1] * g[1][x] + G[r][2] * g[2][x];
+            for (int r = 0; r < 4; ++r)
+                for (int q = 0; q < 4; ++q) {
+                    float u = t[r][0] * G[q][0] + t[r][1] * G[q][1] + t[r][2] * G[q][2];
+                    size_t k = (size_t)(r * 4 + q);
+                    U[p->srcF == SimdTensorFormatNhwc ? (k * C + i) * D + o : (k * D + o) * C + i] = u;
+                }
+        }
+    *size = 16 * C * D;
+    return U;
 }
 
 static void release(sb_context * self)
@@ -139,8 +180,19 @@ SIMD_API void SimdSynetConvolution32fSetParams(void * context, const float * wei
     c->weight = weight;
     c->bias = bias;
     c->params = params;
+    SimdBool copied = SimdFalse;
+    if (c->algo == CONV_ALGO_WINOGRAD && weight != NULL) {
+        size_t size = 0;
+        float * U = winograd_weights(c, weight, &size);
+        free(c->packed);
+        c->packed = U;
+        c->packed_size = U ? size : 0;
+        copied = U ? SimdTrue : SimdFalse;
+        if (U == NULL)
+            c->weight = NULL; /* out of memory: Forward does nothing rather than read a missing transform */
+    }
     if (internal)
-        *internal = SimdFalse;
+        *internal = copied;
 }
 
 SIMD_API void SimdSynetConvolution32fForward(void * context, const float * src, float * buf, float * dst)

@@ -71,7 +71,7 @@ static void dw_nhwc_rows(void * arg, size_t begin, size_t end)
                     vstore_n(out + ch, s0, n);
             }
         }
-        conv_epilogue_block(row, p->dstW, C, C, 0, 0, &e);
+        sb_epilogue_block(row, C, p->dstW, C, 0, 0, &e);
     }
 }
 
@@ -157,7 +157,7 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
             for (size_t dx = in1; dx < p->dstW; ++dx)
                 row[dx] = dw_nchw_point(p, plane, w, ky0, ky1, dy, dx);
         }
-        conv_epilogue_block(out, 1, p->dstH * p->dstW, p->dstH * p->dstW, ch, 0, &e);
+        sb_epilogue_block(out, p->dstH * p->dstW, 1, p->dstH * p->dstW, ch, 0, &e);
     }
 }
 

@@ -23,16 +23,4 @@ static inline sb_epilogue conv_group_epilogue(const conv_ctx * c, size_t g, int 
     return e;
 }
 
-/* C[i][j] (row stride ldc), 0 <= i < M, 0 <= j < N, becomes act(C[i][j] + bias[k]) where k is the output channel:
-   row0 + i when ep->bias_per_row, else col0 + j (the same for Prelu's per-channel params). */
-static void conv_epilogue_block(float * C, size_t M, size_t N, size_t ldc, size_t row0, size_t col0,
-    const sb_epilogue * ep)
-{
-    if (!ep->bias)
-        return;
-    for (size_t i = 0; i < M; ++i)
-        for (size_t j = 0; j < N; ++j)
-            C[i * ldc + j] += ep->bias[ep->bias_per_row ? row0 + i : col0 + j];
-}
-
 #endif

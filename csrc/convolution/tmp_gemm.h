@@ -23,4 +23,13 @@ static void SB_FN(gemm32f_nn)(size_t M, size_t N, size_t K, const float * A, siz
     }
 }
 
+static void sb_epilogue_block(float * C, size_t ldc, size_t rows, size_t cols, size_t row0, size_t col0,
+    const sb_epilogue * e)
+{
+    if (e && e->bias)
+        for (size_t i = 0; i < rows; ++i)
+            for (size_t j = 0; j < cols; ++j)
+                C[i * ldc + j] += e->bias[e->bias_per_row ? row0 + i : col0 + j];
+}
+
 #endif
