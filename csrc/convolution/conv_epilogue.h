@@ -7,7 +7,8 @@
 #define SB_CONV_EPILOGUE_H
 
 #include "convolution/conv.h"
-#include "convolution/tmp_gemm.h"
+#include "internal/activation.h" /* sb_epilogue_block */
+#include "internal/gemm.h"
 
 /* The epilogue of the output channels of group g: bias and Prelu slopes start at the group's first channel;
    per_row says whether channels run along GEMM rows (NCHW) or columns (NHWC). */
