@@ -38,3 +38,8 @@ __all__ = [
     "SimdBindError", "ArgumentError", "DTypeError", "IsaError", "LibraryError", "UnsupportedLibraryError",
     "FunctionNotAvailableError", "ContextClosedError", "UpstreamDefectError",
 ]
+
+# -- convolution family ------------------------------------------------------------------------------------------
+from simdbind.convolution import Convolution32f, conv2d, convert_weight  # noqa: E402
+
+__all__ += ["Convolution32f", "conv2d", "convert_weight"]
