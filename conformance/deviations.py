@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -215,10 +216,17 @@ _default: Catalogue | None = None
 
 
 def default() -> Catalogue:
-    """The package's catalogue, loaded once per process."""
+    """The package's catalogue plus the directories in ``$SIMDBIND_DEVIATIONS`` (``os.pathsep``-separated; e.g.
+    a catalogue for a private build), loaded once per process."""
     global _default
     if _default is None:
-        _default = load()
+        catalogue = load()
+        for directory in filter(None, os.environ.get("SIMDBIND_DEVIATIONS", "").split(os.pathsep)):
+            if not Path(directory).is_dir():
+                raise CatalogueError(f"SIMDBIND_DEVIATIONS: {directory} is not a directory")
+            for entry in load(directory).entries:
+                catalogue.add(entry)
+        _default = catalogue
     return _default
 
 

@@ -141,12 +141,16 @@ def implementation_names(run: Run) -> list[str]:
     return names
 
 
-def matrix(run: Run) -> tuple[list[tuple[str, str, str, str]], list[str], dict[tuple, Cell]]:
-    """Rows (family, function, dtype, layout) in run order, implementation columns, and the cells."""
-    rows: dict[tuple[str, str, str, str], None] = {}
+#: The columns of a matrix row, i.e. the CaseResult fields that make it.
+ROW_FIELDS = ("family", "function", "variant", "dtype", "layout", "group")
+
+
+def matrix(run: Run) -> tuple[list[tuple[str, ...]], list[str], dict[tuple, Cell]]:
+    """Rows (family, function, variant, dtype, layout, group) in run order, implementation columns, and cells."""
+    rows: dict[tuple[str, ...], None] = {}
     cells: dict[tuple, Cell] = defaultdict(Cell)
     for r in run.results:
-        row = (r.family, r.function, r.dtype, r.layout)
+        row = (r.family, r.function, r.variant, r.dtype, r.layout, r.group)
         rows.setdefault(row, None)
         cells[row + (r.implementation,)].add(r)
     return list(rows), implementation_names(run), cells
@@ -333,10 +337,10 @@ def markdown(run: Run, max_failures: int = 50) -> str:
     lines += ["", f"CPU: {env.get('cpu_model', '?')} · Python {env.get('python', '?')} · {packages}"
               + (f" · source {env['source']}" if env.get("source") else ""), ""]
     rows, impls, cells = matrix(run)
-    lines.append("| function | dtype | layout | " + " | ".join(impls) + " |")
-    lines.append("|---|---|---|" + "---|" * len(impls))
+    lines.append("| function | variant | dtype | layout | group | " + " | ".join(impls) + " |")
+    lines.append("|---|---|---|---|---|" + "---|" * len(impls))
     for row in rows:
-        lines.append(f"| {row[1]} | {row[2]} | {row[3]} | "
+        lines.append(f"| {row[1]} | {row[2]} | {row[3]} | {row[4]} | {row[5]} | "
                      + " | ".join(_md_cell(cells.get(row + (impl,))) for impl in impls) + " |")
     lines += ["", "Cells: passed/run · worst error in ULP. ✅ pass · ❌ failures · ⚠️ known deviations (catalogue) · "
               "🔷 catalogued deviation did not show · ⏭️ skipped.", ""]
@@ -517,11 +521,11 @@ def html_report(run: Run, max_cases_per_cell: int = 200) -> str:
                "<span style='background:var(--xpass-bg)'>catalogued, passed</span>"
                "<span style='background:var(--skip-bg)'>skipped</span></span>"
                "<span>cell: passed/run · worst error (ULP, relative); click a coloured cell for its cases</span></div>")
-    out.append("<table class=matrix><thead><tr><th>family</th><th>function</th><th>dtype</th><th>layout</th>"
-               "<th>tolerance</th>")
+    out.append("<table class=matrix><thead><tr><th>family</th><th>function</th><th>variant</th><th>dtype</th>"
+               "<th>layout</th><th>group</th><th>tolerance</th>")
     for impl in impls:
         info = impl_info.get(impl, {})
-        sub = " ".join(x for x in (info.get("kind", ""), info.get("version", "")) if x)
+        sub = info.get("version", "") or info.get("available", "")
         out.append(f"<th class=impl>{_e(impl)}<small>{_e(sub)}</small></th>")
     out.append("</tr></thead><tbody>")
     sections = []
@@ -531,8 +535,8 @@ def html_report(run: Run, max_cases_per_cell: int = 200) -> str:
         tolerances = sorted(set().union(*[c.tolerances for c in row_cells if c is not None]))
         tol = tolerances[0] if len(tolerances) == 1 else (f"{len(tolerances)} tolerances" if tolerances else "")
         out.append(f"<tr class='row {'good' if good else 'bad'}'><td class=dim>{_e(row[0])}</td>"
-                   f"<td class=fn>{_e(row[1])}</td><td class=dim>{_e(row[2])}</td><td class=dim>{_e(row[3])}</td>"
-                   f"<td class=tol title='{_e('; '.join(tolerances))}'>{_e(tol)}</td>")
+                   f"<td class=fn>{_e(row[1])}</td>" + "".join(f"<td class=dim>{_e(x)}</td>" for x in row[2:])
+                   + f"<td class=tol title='{_e('; '.join(tolerances))}'>{_e(tol)}</td>")
         for column, (impl, cell) in enumerate(zip(impls, row_cells)):
             listed = [r for r in (cell.results if cell else []) if r.status != "skip"]
             anchor = f"cases-{number}-{column}" if listed else None
@@ -552,7 +556,7 @@ def html_report(run: Run, max_cases_per_cell: int = 200) -> str:
 
 def _html_section(anchor: str, row: tuple, impl: str, cell: Cell, listed: list[CaseResult], limit: int) -> str:
     kind = "fail" if cell.bad else ("known" if cell.counts["known"] else "xpass")
-    title = f"{row[1]} · {row[2]} · {row[3]} on {impl}"
+    title = " · ".join(x for x in row[1:] if x and x != "-") + f" on {impl}"
     counts = ", ".join(f"{n} {s}" for s, n in cell.counts.items() if n)
     parts = [f"<section class='cases {kind}' id='{anchor}'><h3>{_e(title)} <small>({_e(counts)})</small></h3>",
              "<table class=list><tr><th>status</th><th>case and repro</th><th>detail</th></tr>"]

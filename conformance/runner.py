@@ -54,6 +54,7 @@ class CaseResult:
     repro: str = ""
     family: str = ""
     deviation: str = ""  # ids of the catalogue entries that match, comma-separated
+    variant: str = ""  # Function.variant(case): the matrix row within the function (e.g. the operation)
 
     @property
     def ok(self) -> bool:
@@ -99,7 +100,7 @@ def run_case(implementation: Any, function: Function, case: Case, seed: int = DE
     """Run one case on one implementation and compare with the reference (computed first, from pristine
     inputs). `catalogue`: the deviation catalogue (default: the package's)."""
     result = CaseResult(implementation.name, function.name, case.descriptor, case.group, case.dtype, case.layout,
-                        "pass", family=getattr(function, "family", ""))
+                        "pass", family=getattr(function, "family", ""), variant=_variant(function, case))
     reason = implementation.unavailable(function)
     if reason:
         result.status, result.detail = "skip", reason
@@ -145,6 +146,11 @@ def run_case(implementation: Any, function: Function, case: Case, seed: int = DE
         if details:
             result.status, result.detail = "fail", "; ".join(details)
     return _classify(result, implementation, case, seed, catalogue)
+
+
+def _variant(function: Function, case: Case) -> str:
+    variant = getattr(function, "variant", None)
+    return variant(case) if variant is not None else ""
 
 
 def _classify(result: CaseResult, implementation: Any, case: Case, seed: int,
@@ -193,15 +199,17 @@ def plan(implementations: Sequence[Any], function_names: Iterable[str] | None = 
 def run(implementations: Sequence[Any], function_names: Iterable[str] | None = None, profile: str = "ci",
         seed: int = DEFAULT_SEED, pattern: str | Sequence[str] | None = None,
         progress: Callable[[int, int, CaseResult], None] | None = None, workers: int = 1,
-        descriptor: str | None = None, catalogue: _deviations.Catalogue | None = None) -> Run:
+        descriptor: str | None = None, catalogue: _deviations.Catalogue | None = None,
+        modules: Sequence[str] = ()) -> Run:
     """Run the selected cases. `workers` > 1 runs them in that many processes (spawned, so that torch and
-    ONNX Runtime thread pools are never forked); the results, in the same order, are identical."""
+    ONNX Runtime thread pools are never forked); the results, in the same order, are identical. `modules`: extra
+    modules that register functions (outside ``conformance.cases``), imported by each worker."""
     start = time.perf_counter()
     catalogue = catalogue if catalogue is not None else _deviations.default()
     steps = plan(implementations, function_names, profile, pattern, descriptor)
     outcome = Run()
     if workers > 1 and len(steps) > 1:
-        outcome.results = _run_parallel(implementations, steps, seed, catalogue, progress, workers)
+        outcome.results = _run_parallel(implementations, steps, seed, catalogue, progress, workers, tuple(modules))
     else:
         for done, (index, fn, case) in enumerate(steps, 1):
             outcome.results.append(run_case(implementations[index], fn, case, seed, catalogue))
@@ -230,9 +238,14 @@ def worker_count(text: str | int | None) -> int:
 _worker: dict[str, Any] = {}
 
 
-def _worker_init(specs: list[tuple[str, ...]], seed: int, raw_catalogue: list[dict[str, Any]]) -> None:
+def _worker_init(specs: list[tuple[str, ...]], seed: int, raw_catalogue: list[dict[str, Any]],
+                 modules: tuple[str, ...] = ()) -> None:
+    import importlib
+
     from conformance.implementations import from_spec
 
+    for module in modules:
+        importlib.import_module(module)
     _worker["implementations"] = [from_spec(spec) for spec in specs]
     _worker["seed"] = seed
     catalogue = _deviations.Catalogue()
@@ -261,7 +274,8 @@ def _worker_chunk(chunk: list[tuple[int, int, str, str]]) -> list[tuple[int, Cas
 
 
 def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Function, Case]], seed: int,
-                  catalogue: _deviations.Catalogue, progress: Callable | None, workers: int) -> list[CaseResult]:
+                  catalogue: _deviations.Catalogue, progress: Callable | None, workers: int,
+                  modules: tuple[str, ...] = ()) -> list[CaseResult]:
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -269,7 +283,7 @@ def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Functio
     items = [(position, index, fn.name, case.descriptor) for position, (index, fn, case) in enumerate(steps)]
     size = max(1, min(256, len(items) // (workers * 8) or 1))
     chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    init = ([impl.spec for impl in implementations], seed, catalogue.raw())
+    init = ([impl.spec for impl in implementations], seed, catalogue.raw(), modules)
     context = multiprocessing.get_context("spawn")
     results: list[CaseResult | None] = [None] * len(items)
     done = 0
@@ -310,7 +324,8 @@ def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Functio
             impl = implementations[index]
             crashed = CaseResult(impl.name, function_name, descriptor, case.group, case.dtype, case.layout, "error",
                                  "the process running this case died (a crash in the implementation)",
-                                 family=getattr(REGISTRY[function_name], "family", ""))
+                                 family=getattr(REGISTRY[function_name], "family", ""),
+                                 variant=_variant(REGISTRY[function_name], case))
             collect([(position, _classify(crashed, impl, case, seed, catalogue))])
     if pool is not None:
         pool.shutdown()
