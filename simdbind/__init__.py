@@ -5,6 +5,7 @@ Functions take and return NumPy arrays and validate every argument before C runs
 """
 
 from simdbind import activation
+from simdbind.convolution import Convolution32f, conv2d, convert_weight
 from simdbind.elementwise import eltwise, lrn, lrn_onnx, shuffle, softmax, unary
 from simdbind.enums import Activation, EltwiseOperation, TensorData, TensorFormat, UnaryOperation
 from simdbind.errors import (
@@ -33,13 +34,10 @@ __all__ = [
     "pooling_average", "pooling_max", "pooling_output_size", "GatherElements", "gather_elements",
     # inner product (and the activation module shared with convolution)
     "activation", "InnerProduct32f", "inner_product", "inner_product_8i",
+    # convolution
+    "Convolution32f", "conv2d", "convert_weight",
     # enums and errors
     "Activation", "EltwiseOperation", "TensorData", "TensorFormat", "UnaryOperation",
     "SimdBindError", "ArgumentError", "DTypeError", "IsaError", "LibraryError", "UnsupportedLibraryError",
     "FunctionNotAvailableError", "ContextClosedError", "UpstreamDefectError",
 ]
-
-# -- convolution family ------------------------------------------------------------------------------------------
-from simdbind.convolution import Convolution32f, conv2d, convert_weight  # noqa: E402
-
-__all__ += ["Convolution32f", "conv2d", "convert_weight"]
