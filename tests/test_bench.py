@@ -316,7 +316,7 @@ def test_markdown_has_machine_command_table_budget_and_family_lines():
     assert "| case | implementation | median µs | min-max µs | throughput | vs numpy |" in md
     assert "| x add | bundled-avx2 | 1 | 1-1 | 2,000,000 Gelem/s | 2.00x |" in md
     assert "| x add | bundled-base | - | - | unavailable: / no |" in md  # no stray table separator
-    assert "x add, bundled-avx2: 1.00 µs vs 0.25 µs raw (4.0x); budget 1.5 x raw + 1 µs = 1.38 µs: within budget" in md
+    assert "x add, bundled-avx2: 1.00 µs vs 0.25 µs raw (4.0x); budget 1.5 x raw + 1 µs = 1.38 µs: within budget (fastest" in md
     assert "- **fam**: bundled-avx2 2.00x numpy (1 case)" in md
     assert "`simdbind.bench.broken`: ImportError: x" in md
     table = [line for line in md.splitlines() if line.startswith("|")]
