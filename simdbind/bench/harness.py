@@ -584,7 +584,9 @@ def to_markdown(report: Report) -> str:
 
 
 def plot(report: Report, path: str) -> str:
-    """Throughput per case and implementation, one horizontal bar group per case (log scale). Needs matplotlib."""
+    """Throughput per case and implementation, one bar group per case (log scale), and, for cases with an
+    overhead budget, a second panel of time per call including the variants (the raw cffi call). Needs
+    matplotlib."""
     try:
         import matplotlib
 
@@ -592,33 +594,45 @@ def plot(report: Report, path: str) -> str:
         import matplotlib.pyplot as plt
     except ImportError:
         raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from None
-    ms = [m for m in report.measurements if m.ok and m.kind != "variant"]
-    rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
-    impls = list(dict.fromkeys(m.implementation for m in ms))
-    value = {(m.case, m.threads, m.implementation): m.throughput for m in ms}
-    units = {(m.case, m.threads): m.unit for m in ms}
-    height = 0.8 / max(1, len(impls))
-    fig, ax = plt.subplots(figsize=(10, 1.0 + 0.22 * len(impls) * len(rows) + 0.3 * len(rows)))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for k, impl in enumerate(impls):
-        ys, xs = [], []
-        for i, row in enumerate(rows):
-            v = value.get((*row, impl))
-            if v:
-                ys.append(i + (k - (len(impls) - 1) / 2) * height)
-                xs.append(v)
-        ax.barh(ys, xs, height=height, label=impl, color=colors[k % len(colors)])
-    multi = len({t for _, t in rows}) > 1
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([f"{c}{f' ({t} thr)' if multi else ''} [{units[(c, t)]}]" for c, t in rows], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("throughput (higher is better; unit per case)")
+    budgeted = {m.case for m in report.measurements if m.budget}
+    thru = [m for m in report.measurements if m.ok and m.kind != "variant" and m.case not in budgeted]
+    over = [m for m in report.measurements if m.ok and m.case in budgeted]
+    panels = [(ms, kind) for ms, kind in ((thru, "throughput"), (over, "time")) if ms]
+    if not panels:
+        raise RuntimeError("--plot: no successful measurement to plot")
+    sizes = [len({(m.case, m.threads) for m in ms}) * (1 + len({m.implementation for m in ms})) for ms, _ in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 1.5 + 0.2 * sum(sizes)),
+                             gridspec_kw={"height_ratios": sizes}, squeeze=False)
+    for ax, (ms, kind) in zip(axes[:, 0], panels):
+        rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
+        impls = list(dict.fromkeys(m.implementation for m in ms))
+        colors = (plt.rcParams["axes.prop_cycle"].by_key()["color"] if len(impls) <= 10
+                  else [plt.get_cmap("tab20")(i % 20) for i in range(len(impls))])
+        value = {(m.case, m.threads, m.implementation): (m.throughput if kind == "throughput" else m.median * 1e6)
+                 for m in ms}
+        units = {(m.case, m.threads): m.unit for m in ms}
+        height = 0.8 / max(1, len(impls))
+        for k, impl in enumerate(impls):
+            ys, xs = [], []
+            for i, row in enumerate(rows):
+                v = value.get((*row, impl))
+                if v:
+                    ys.append(i + (k - (len(impls) - 1) / 2) * height)
+                    xs.append(v)
+            ax.barh(ys, xs, height=height, label=impl, color=colors[k % len(colors)])
+        multi = len({t for _, t in rows}) > 1
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([f"{c}{f' ({t} thr)' if multi else ''}"
+                            + (f" [{units[(c, t)]}]" if kind == "throughput" else "") for c, t in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("throughput, higher is better (unit per case)" if kind == "throughput"
+                      else "µs per call, lower is better")
+        ax.legend(fontsize=7, loc="best")
+        ax.grid(axis="x", which="both", alpha=0.3)
     env = report.meta.get("environment", {})
-    ax.set_title(f"simdbind bench: {env.get('cpu', '')}", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
-    ax.grid(axis="x", which="both", alpha=0.3)
+    axes[0, 0].set_title(f"simdbind bench: {env.get('cpu', '')}, {env.get('date', '')}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
