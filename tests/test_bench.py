@@ -156,6 +156,7 @@ def test_peer_selection_uses_the_first_word():
     assert harness._peer_selected("numpy", ["numpy"])
     assert harness._peer_selected("numpy ufunc", ["numpy", "torch"])
     assert not harness._peer_selected("torch", ["numpy"])
+    assert harness._peer_selected("memcpy", ["all"]) and not harness._peer_selected("memcpy", ["none"])
 
 
 # -- a whole run on the bundled library with fake cases -------------------------------------------------------
@@ -363,7 +364,7 @@ def test_cli_list_and_argument_errors(capsys):
     assert main(["bench", "--threads", "one"]) == 2
     assert "--threads" in capsys.readouterr().err
     assert main(["bench", "--peers", "numpy,jax"]) == 2
-    assert "unknown jax" in capsys.readouterr().err
+    assert "no case has jax" in capsys.readouterr().err
     assert main(["bench", "--functions", "no such case anywhere"]) == 2
 
 
@@ -379,3 +380,15 @@ def test_cli_runs_a_tiny_benchmark_and_writes_json_and_markdown(tmp_path, capsys
     assert main_row["budget"]["baseline"] == "bundled-base raw cffi" and main_row["median"] > 0
     assert "--isa base" in data["meta"]["command"]
     assert "| overhead eltwise sum 16 out= | bundled-base |" in out_md.read_text()
+
+
+def test_ort_callable_runs_a_one_node_model_in_place():
+    from simdbind.bench._peers import ort_available, ort_callable
+
+    if not ort_available():
+        pytest.skip("onnxruntime and onnx are not installed (optional peers)")
+    x, y = np.arange(6, dtype=np.float32).reshape(2, 3), np.full((2, 3), 2, np.float32)
+    out = np.zeros((2, 3), np.float32)
+    call = ort_callable("Max", [x, y], out)
+    assert call() is None
+    np.testing.assert_array_equal(out, np.maximum(x, y))

@@ -30,6 +30,7 @@ UNITS = ("Gelem/s", "GFLOP/s", "GB/s")
 #: the process waits for a core on a shared machine, but also misses work done by other threads, so it is only
 #: right for single-threaded calls).
 TIMERS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "thread": time.thread_time}
+#: The usual peers (families may add others, e.g. "memcpy"); `--peers` selects among the ones cases list.
 PEERS = ("numpy", "torch", "onnxruntime")
 #: Modules of this package that are not family modules.
 _NOT_FAMILIES = {"harness"}
@@ -352,7 +353,7 @@ def _set_threads(libraries: Iterable[Any], count: int) -> None:
         torch.set_num_threads(count)
 
 
-def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[str] = PEERS,
+def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[str] = ("all",),
         threads: Sequence[int] = (1,), repeats: int = 11, min_time: float = 0.02,
         timer: Callable[[], float] = time.perf_counter,
         progress: Callable[[Measurement], None] | None = None) -> list[Measurement]:
@@ -436,9 +437,14 @@ def _run_case(case: Case, target_list: Sequence[Target], peers: Sequence[str], t
     return [e.measurement for e in entries]
 
 
+def peer_family(peer: str) -> str:
+    """The name a peer is selected by: its first word ("numpy" of "numpy ufunc")."""
+    return peer.split()[0] if peer.split() else peer
+
+
 def _peer_selected(peer: str, selected: Sequence[str]) -> bool:
-    """A peer key is selected when it, or its first word ("numpy" of "numpy ufunc"), is in `selected`."""
-    return peer in selected or peer.split()[0] in selected
+    """A peer key is selected by 'all', by itself, or by its first word; never by 'none'."""
+    return "all" in selected or peer in selected or peer_family(peer) in selected
 
 
 # -- environment -----------------------------------------------------------------------------------------------
