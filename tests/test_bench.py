@@ -320,8 +320,11 @@ def test_markdown_has_machine_command_table_budget_and_family_lines():
     assert "x add, bundled-avx2: 1.00 µs vs 0.25 µs raw (4.0x); budget 1.5 x raw + 1 µs = 1.38 µs: within budget (fastest" in md
     assert "- **fam**: bundled-avx2 2.00x numpy (1 case)" in md
     assert "`simdbind.bench.broken`: ImportError: x" in md
-    table = [line for line in md.splitlines() if line.startswith("|")]
+    full = md[md.index("<details>"):]
+    table = [line for line in full.splitlines() if line.startswith("|")]
     assert len({line.count("|") for line in table}) == 1  # every row has the header's columns
+    assert "| case | unit | bundled-avx2 | numpy | bundled-base |" in md  # the compact table, variants left out
+    assert "| x add | Gelem/s | **2,000,000** | 1,000,000 | n/a |" in md
 
 
 def test_family_summary_is_a_geometric_mean_with_range():
@@ -392,3 +395,12 @@ def test_ort_callable_runs_a_one_node_model_in_place():
     call = ort_callable("Max", [x, y], out)
     assert call() is None
     np.testing.assert_array_equal(out, np.maximum(x, y))
+
+
+def test_thread_scaling_compares_each_implementation_with_itself():
+    ms = [measurement("bundled-avx2", "simdbind", 2.0, case="a"), measurement("bundled-avx2", "simdbind", 1.0,
+                                                                             case="a", threads=2),
+          measurement("torch", "peer", 1.0, case="a"), measurement("torch", "peer", 4.0, case="a", threads=2),
+          measurement("bundled-avx2 raw", "variant", 1.0, case="a", threads=2)]
+    assert harness.thread_scaling(ms) == ["- **fam**, 2 vs 1 threads: bundled-avx2 2.00x; torch 0.25x"]
+    assert harness.thread_scaling(ms[:1]) == []

@@ -528,6 +528,57 @@ def family_summary(measurements: Sequence[Measurement]) -> list[str]:
     return lines
 
 
+def thread_scaling(measurements: Sequence[Measurement]) -> list[str]:
+    """One line per family and thread count above the lowest: each implementation's geometric-mean speedup over
+    its own time at the lowest thread count (ideal: the thread ratio)."""
+    ms = [m for m in measurements if m.ok and m.kind != "variant"]
+    counts = sorted({m.threads for m in ms})
+    if len(counts) < 2:
+        return []
+    base = {(m.case, m.implementation): m for m in ms if m.threads == counts[0]}
+    lines = []
+    for family in sorted({m.family for m in ms}):
+        for count in counts[1:]:
+            parts = []
+            for impl in dict.fromkeys(m.implementation for m in ms if m.family == family):
+                ratios = [base[(m.case, impl)].median / m.median for m in ms
+                          if m.family == family and m.threads == count and m.implementation == impl
+                          and (m.case, impl) in base]
+                if ratios:
+                    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+                    parts.append(f"{impl} {geo:.2f}x")
+            if parts:
+                lines.append(f"- **{family}**, {count} vs {counts[0]} threads: " + "; ".join(parts))
+    return lines
+
+
+def summary_table(measurements: Sequence[Measurement]) -> list[str]:
+    """A compact Markdown table: one row per case (and thread count), one throughput column per implementation
+    (variants left out), the fastest of each row in bold; "n/a" where an implementation could not run."""
+    ms = [m for m in measurements if m.kind != "variant"]
+    impls = list(dict.fromkeys(m.implementation for m in ms))
+    rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
+    multi_threads = len({t for _, t in rows}) > 1
+    cell = {(m.case, m.threads, m.implementation): m for m in ms}
+    head = ["case"] + (["threads"] if multi_threads else []) + ["unit"] + impls
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for case, threads in rows:
+        found = [cell.get((case, threads, i)) for i in impls]
+        unit = next((m.unit for m in found if m is not None), "")
+        best = max((m.throughput for m in found if m is not None and m.ok), default=None)
+        values = []
+        for m in found:
+            if m is None:
+                values.append("")
+            elif not m.ok:
+                values.append("n/a")
+            else:
+                text = _rate(m.throughput)
+                values.append(f"**{text}**" if m.throughput == best and len(found) > 1 else text)
+        lines.append("| " + " | ".join([case] + ([str(threads)] if multi_threads else []) + [unit] + values) + " |")
+    return lines
+
+
 def to_markdown(report: Report) -> str:
     meta, ms = report.meta, report.measurements
     env = meta.get("environment", {})
@@ -549,11 +600,13 @@ def to_markdown(report: Report) -> str:
     ]
     if meta.get("provisional"):
         lines += ["", f"**Provisional:** {meta['provisional']}"]
-    peers = sorted({p for m in ms for p in m.speedup})
     multi_threads = len({m.threads for m in ms}) > 1
+    lines += ["", "Throughput (higher is better; **bold**: the fastest of the row):", ""] + summary_table(ms)
+    peers = sorted({p for m in ms for p in m.speedup})
     head = ["case"] + (["threads"] if multi_threads else []) + ["implementation", "median µs", "min-max µs",
                                                                  "throughput"] + [f"vs {p}" for p in peers]
-    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["", "<details><summary>Every measurement (median, min-max, speedups)</summary>", "",
+              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for m in ms:
         if m.ok:
             row = [m.case] + ([str(m.threads)] if multi_threads else []) + [
@@ -563,6 +616,7 @@ def to_markdown(report: Report) -> str:
             row = [m.case] + ([str(m.threads)] if multi_threads else []) + [
                 m.implementation, "-", "-", (m.error or "no samples").replace("|", "/")[:80]] + [""] * len(peers)
         lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "</details>"]
     over = [m for m in ms if m.budget]
     if over:
         lines += ["", "Per-call overhead of the Pythonic layer (budget: factor x raw cffi call + constant):", ""]
@@ -576,6 +630,10 @@ def to_markdown(report: Report) -> str:
             lines.append(f"- {m.case}, {m.implementation}: {b['median_us']:.2f} µs vs {b['baseline_us']:.2f} µs "
                          f"raw ({b['ratio']:.1f}x); budget {b['factor']:g} x raw + {b['plus_us']:g} µs = "
                          f"{b['limit_us']:.2f} µs: {verdict}{by_min}")
+    scaling = thread_scaling(ms)
+    if scaling:
+        lines += ["", "Thread scaling (time at the fewest threads / time at more; geometric mean per family):", ""]
+        lines += scaling
     summary = family_summary(ms)
     if summary:
         lines += ["", "Where the bundled library stands (geometric mean of speedups over each family's cases):", ""]
