@@ -327,11 +327,15 @@ def test_markdown_has_machine_command_table_budget_and_family_lines():
     assert "| x add | Gelem/s | **2,000,000** | 1,000,000 | n/a |" in md
 
 
-def test_family_summary_is_a_geometric_mean_with_range():
-    ms = [measurement("bundled-avx2", "simdbind", 1.0, case="a"), measurement("numpy", "peer", 4.0, case="a"),
-          measurement("bundled-avx2", "simdbind", 1.0, case="b"), measurement("numpy", "peer", 1.0, case="b")]
+def test_family_summary_is_a_geometric_mean_with_range_at_the_best_isa():
+    ms = [measurement("bundled-avx2", "simdbind", 1.0, case="a", isa="avx2"),
+          measurement("bundled-sse41", "simdbind", 2.0, case="a", isa="sse41"),
+          measurement("numpy", "peer", 4.0, case="a"),
+          measurement("bundled-avx2", "simdbind", 1.0, case="b", isa="avx2"), measurement("numpy", "peer", 1.0, case="b")]
     harness.speedups(ms)
     assert harness.family_summary(ms) == ["- **fam**: bundled-avx2 2.00x numpy (2 cases, 1.00-4.00x)"]
+    assert harness.family_summary(ms, best_isa_only=False) == [
+        "- **fam**: bundled-avx2 2.00x numpy (2 cases, 1.00-4.00x); bundled-sse41 2.00x numpy (1 case)"]
 
 
 def test_plot_writes_a_png(tmp_path):
