@@ -115,6 +115,9 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"simdbind: --peers: no case has {', '.join(unknown)} (known: {', '.join(sorted(known))})",
               file=sys.stderr)
         return 2
+    if args.timer == "thread" and (max(threads) > 1 or any(c.family == "gil" for c in cases)):
+        print("warning: --timer thread does not see work done by other threads: multithreaded and gil rows "
+              "will look faster than they are", file=sys.stderr)
     targets = harness.targets(args.library, args.isa, args.mode)
     repeats = args.repeats or (5 if args.quick else 11)
     min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
