@@ -90,8 +90,10 @@ def test_speedup_is_peer_median_over_own_median_within_the_same_case_and_threads
     ms = [measurement("bundled-avx2", "simdbind", 1.0), measurement("bundled-avx2 raw cffi", "variant", 0.5),
           measurement("numpy", "peer", 3.0), measurement("torch", "peer", 0.5),
           measurement("numpy", "peer", 100.0, threads=2), measurement("numpy", "peer", 7.0, case="other")]
+    ms.append(measurement("external-avx2", "simdbind", 4.0))
     harness.speedups(ms, versus=["raw cffi"])
-    assert ms[0].speedup == {"numpy": 3.0, "torch": 0.5, "raw cffi": 0.5}
+    assert ms[0].speedup == {"numpy": 3.0, "torch": 0.5, "external-avx2": 4.0, "raw cffi": 0.5}
+    assert ms[-1].speedup == {"numpy": 0.75, "torch": 0.125}  # an external library against the peers only
     assert ms[1].speedup == {"numpy": 6.0, "torch": 1.0}  # variants get peers only
     assert ms[2].speedup == {}  # peers get none
 

@@ -292,8 +292,9 @@ def _sample(call: Callable[[], Any], number: int, timer: Callable[[], float]) ->
 
 
 def speedups(measurements: Sequence[Measurement], versus: Sequence[str] = ()) -> None:
-    """Fill `speedup` of every simdbind/variant measurement against each peer of the same case and threads, and
-    of every simdbind measurement against its own target's variants named in `versus`."""
+    """Fill `speedup` of every simdbind/variant measurement against each peer of the same case and threads, of
+    each bundled-library measurement against each external library's, and of every simdbind measurement against
+    its own target's variants named in `versus`."""
     peers = {(m.case, m.threads, m.implementation): m for m in measurements if m.kind == "peer" and m.ok}
     index = {(m.case, m.threads, m.implementation): m for m in measurements if m.ok}
     for m in measurements:
@@ -302,6 +303,11 @@ def speedups(measurements: Sequence[Measurement], versus: Sequence[str] = ()) ->
         for (case, threads, peer), p in peers.items():
             if case == m.case and threads == m.threads:
                 m.speedup[peer] = p.median / m.median
+        if m.kind == "simdbind" and m.implementation.startswith("bundled"):
+            for e in measurements:  # external libraries (upstream builds) are compared like peers
+                if (e.kind == "simdbind" and e.ok and e.implementation.startswith("external")
+                        and e.case == m.case and e.threads == m.threads):
+                    m.speedup[e.implementation] = e.median / m.median
         if m.kind == "simdbind":
             for label in versus:
                 base = index.get((m.case, m.threads, f"{m.implementation} {label}"))
