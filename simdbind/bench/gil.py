@@ -97,3 +97,55 @@ def cases(quick: bool = False) -> list[dict[str, Any]]:
         "versus": ["1 Python thread"], "peers": {"numpy": numpy_parallel},
         "note": "two Python threads each making the calls vs one thread making all of them",
     }]
+
+
+def python_progress(library: Any = None, size: int = 1 << 24, calls: int = 20) -> dict[str, float]:
+    """Iterations per second of a Python loop in the calling thread while another thread (a) sleeps, (b) makes
+    `calls` long simdbind calls, (c) runs Python for as long. With the GIL released during C calls, (b) stays
+    near (a) when a core is free (and well above (c), where the threads take turns holding the GIL); a call
+    holding the GIL would leave the loop almost no iterations. Independent of free cores, unlike the scaling row.
+    Run it with ``python -m simdbind.bench.gil``."""
+    import time
+
+    library = library or simdbind.default_library()
+    rng = np.random.default_rng(8)
+    x, y = (rng.standard_normal(size).astype(np.float32) for _ in range(2))
+    o = np.empty(size, np.float32)
+
+    def c_calls() -> None:
+        for _ in range(calls):
+            simdbind.eltwise([x, y], "max", out=o, library=library)
+
+    start = time.perf_counter()
+    c_calls()
+    duration = time.perf_counter() - start
+
+    def python_loop() -> None:
+        end = time.perf_counter() + duration
+        while time.perf_counter() < end:
+            pass
+
+    def rate(work: Callable[[], Any]) -> float:
+        done = threading.Event()
+        count = 0
+
+        def worker() -> None:
+            work()
+            done.set()
+
+        thread = threading.Thread(target=worker)
+        begin = time.perf_counter()
+        thread.start()
+        while not done.is_set():
+            count += 1
+        thread.join()
+        return count / (time.perf_counter() - begin)
+
+    return {"other thread sleeping": rate(lambda: time.sleep(duration)),
+            "other thread in simdbind C calls": rate(c_calls),
+            "other thread running Python": rate(python_loop)}
+
+
+if __name__ == "__main__":
+    for label, value in python_progress().items():
+        print(f"{label:34s} {value:14,.0f} Python loop iterations/s in the main thread")
