@@ -410,3 +410,12 @@ def test_thread_scaling_compares_each_implementation_with_itself():
           measurement("bundled-avx2 raw", "variant", 1.0, case="a", threads=2)]
     assert harness.thread_scaling(ms) == ["- **fam**, 2 vs 1 threads: bundled-avx2 2.00x; torch 0.25x"]
     assert harness.thread_scaling(ms[:1]) == []
+
+
+def test_python_progress_demo_reports_three_rates():
+    from simdbind.bench.gil import python_progress
+
+    rates = python_progress(size=1024, calls=2)  # a smoke test: the numbers are for reading, not asserting
+    assert list(rates) == ["other thread sleeping", "other thread in simdbind C calls",
+                           "other thread in a GIL-holding C call"]
+    assert all(value >= 0 for value in rates.values())
