@@ -95,7 +95,10 @@ def _bench_command(args: argparse.Namespace) -> str:
         words += ["--isa", args.isa]
     if args.mode:
         words += ["--mode", args.mode]
-    words += ["--peers", args.peers, "--threads", args.threads]
+    if args.peers != "all":
+        words += ["--peers", args.peers]
+    if args.threads != "1":
+        words += ["--threads", args.threads]
     for item in args.functions or []:
         words += ["--functions", item]
     if args.quick:
@@ -138,10 +141,18 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"simdbind: --threads: every count must be >= 1, got {args.threads!r}", file=sys.stderr)
         return 2
     peers = [p.strip() for p in args.peers.split(",") if p.strip()]
-    unknown = sorted(set(peers) - set(harness.PEERS))
-    if unknown:
-        print(f"simdbind: --peers: unknown {', '.join(unknown)} (known: {', '.join(harness.PEERS)})", file=sys.stderr)
+    if not peers:
+        print("simdbind: --peers: name at least one peer, 'all' or 'none'", file=sys.stderr)
         return 2
+    known = {harness.peer_family(name) for case in cases for name in case.peers} | set(harness.PEERS)
+    unknown = sorted(set(peers) - known - {"all", "none"})
+    if unknown:
+        print(f"simdbind: --peers: no case has {', '.join(unknown)} (known: {', '.join(sorted(known))})",
+              file=sys.stderr)
+        return 2
+    if args.timer == "thread" and (max(threads) > 1 or any(c.family == "gil" for c in cases)):
+        print("warning: --timer thread does not see work done by other threads: multithreaded and gil rows "
+              "will look faster than they are", file=sys.stderr)
     targets = harness.targets(args.library, args.isa, args.mode)
     repeats = args.repeats or (5 if args.quick else 11)
     min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
@@ -240,8 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="'bundled' or a path; repeat for several (default: bundled, plus $SIMD_LIBRARY)")
     bench.add_argument("--isa", default="all", help="ISA(s) of the bundled library: a name, a,b list or 'all'")
     bench.add_argument("--mode", choices=("api", "abi"), default=None, help="load the bundled library in this mode")
-    bench.add_argument("--peers", default="numpy,torch,onnxruntime",
-                       help="comma-separated peers to measure when installed (default: %(default)s)")
+    bench.add_argument("--peers", default="all",
+                       help="comma-separated peers to measure, e.g. numpy,torch,onnxruntime,memcpy; 'all' (default: "
+                       "every peer a case lists and that is installed) or 'none'")
     bench.add_argument("--threads", default="1", help="library thread counts, e.g. 1,2 (default: 1)")
     bench.add_argument("--functions", action="append", help="only cases whose name or family contains this "
                        "(repeatable, comma-separated)")

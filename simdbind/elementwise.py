@@ -20,7 +20,7 @@ _ELTWISE_OPS: dict[object, EltwiseOperation] = {
 _ONES: dict[int, np.ndarray] = {}
 # eltwise fast path (bench engineer): see "How to keep a wrapper fast" in _checks.py
 _ELTWISE_NAMES: dict[str, EltwiseOperation] = {m.name.lower(): m for m in EltwiseOperation}
-_ONES2_KEY = "eltwise.ones2"  # Bindings.cache key of the unit weights of two inputs, as cdata
+_ELTWISE_KEY = "eltwise"  # Bindings.cache key of the fast path's constants
 _ELTWISE_FN = "SimdSynetEltwiseLayerForward"
 _ndarray, _empty = np.ndarray, np.empty
 
@@ -74,29 +74,31 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
                 lib = library or _library_module._default or default_library()
                 c = lib._bindings or bindings(lib)
                 from_buffer, f32 = c.from_buffer, c.f32
-                try:  # from_buffer refuses non-C-contiguous arrays, and read-only ones when writable is asked
+                try:  # from_buffer refuses non-C-contiguous arrays (ValueError)
                     pa, pb = from_buffer(f32, a), from_buffer(f32, b)
                     if out is None:
                         result = _empty(shape, F32)
-                        pd = from_buffer(f32, result, True)
+                        pd = from_buffer(f32, result)  # fresh, so writeable and apart from the inputs
                         ok = True
                     else:
-                        result, pd, n = out, from_buffer(f32, out, True), len(pa)
-                        # out may be a or b exactly, never overlap either partially (equal sizes: compare pointers)
-                        end = pd + n
-                        ok = ((pd == pa or not (pa < end and pd < pa + n))
-                              and (pd == pb or not (pb < end and pd < pb + n)))
+                        flags = out.flags
+                        ok = flags.writeable
+                        if ok:
+                            result, pd, n = out, from_buffer(f32, out), len(pa)
+                            # out may be a or b exactly, never overlap either partially. Two distinct arrays that
+                            # own their data are apart (flags, cheap); otherwise compare the equal-size ranges.
+                            if not (flags.owndata and (out is a or a.flags.owndata) and (out is b or b.flags.owndata)):
+                                end = pd + n
+                                ok = ((pd == pa or not (pa < end and pd < pa + n))
+                                      and (pd == pb or not (pb < end and pd < pb + n)))
                 except ValueError:
                     ok = False
                 if ok:
-                    fn = c.functions.get(_ELTWISE_FN) or c.function(_ELTWISE_FN)
-                    if operation == 1:  # EltwiseOperation.SUM with the default unit weights
-                        weight = c.cache.get(_ONES2_KEY)
-                        if weight is None:
-                            weight = c.cache[_ONES2_KEY] = from_buffer(f32, _ones(2))
-                    else:
-                        weight = c.null
-                    fn([pa, pb], weight, 2, len(pa), operation, pd)
+                    cached = c.cache.get(_ELTWISE_KEY)  # (C function, unit weights of two inputs as cdata)
+                    if cached is None:
+                        cached = c.cache[_ELTWISE_KEY] = (c.function(_ELTWISE_FN), from_buffer(f32, _ones(2)))
+                    fn, ones = cached
+                    fn([pa, pb], ones if operation == 1 else c.null, 2, len(pa), operation, pd)  # 1: SUM
                     return result
     if not isinstance(inputs, (list, tuple)):
         raise ArgumentError(f"inputs: must be a list or tuple of arrays, got {type(inputs).__name__}")

@@ -90,8 +90,10 @@ def test_speedup_is_peer_median_over_own_median_within_the_same_case_and_threads
     ms = [measurement("bundled-avx2", "simdbind", 1.0), measurement("bundled-avx2 raw cffi", "variant", 0.5),
           measurement("numpy", "peer", 3.0), measurement("torch", "peer", 0.5),
           measurement("numpy", "peer", 100.0, threads=2), measurement("numpy", "peer", 7.0, case="other")]
+    ms.append(measurement("external-avx2", "simdbind", 4.0))
     harness.speedups(ms, versus=["raw cffi"])
-    assert ms[0].speedup == {"numpy": 3.0, "torch": 0.5, "raw cffi": 0.5}
+    assert ms[0].speedup == {"numpy": 3.0, "torch": 0.5, "external-avx2": 4.0, "raw cffi": 0.5}
+    assert ms[-1].speedup == {"numpy": 0.75, "torch": 0.125}  # an external library against the peers only
     assert ms[1].speedup == {"numpy": 6.0, "torch": 1.0}  # variants get peers only
     assert ms[2].speedup == {}  # peers get none
 
@@ -156,6 +158,7 @@ def test_peer_selection_uses_the_first_word():
     assert harness._peer_selected("numpy", ["numpy"])
     assert harness._peer_selected("numpy ufunc", ["numpy", "torch"])
     assert not harness._peer_selected("torch", ["numpy"])
+    assert harness._peer_selected("memcpy", ["all"]) and not harness._peer_selected("memcpy", ["none"])
 
 
 # -- a whole run on the bundled library with fake cases -------------------------------------------------------
@@ -316,18 +319,25 @@ def test_markdown_has_machine_command_table_budget_and_family_lines():
     assert "| case | implementation | median µs | min-max µs | throughput | vs numpy |" in md
     assert "| x add | bundled-avx2 | 1 | 1-1 | 2,000,000 Gelem/s | 2.00x |" in md
     assert "| x add | bundled-base | - | - | unavailable: / no |" in md  # no stray table separator
-    assert "x add, bundled-avx2: 1.00 µs vs 0.25 µs raw (4.0x); budget 1.5 x raw + 1 µs = 1.38 µs: within budget" in md
+    assert "x add, bundled-avx2: 1.00 µs vs 0.25 µs raw (4.0x); budget 1.5 x raw + 1 µs = 1.38 µs: within budget (fastest" in md
     assert "- **fam**: bundled-avx2 2.00x numpy (1 case)" in md
     assert "`simdbind.bench.broken`: ImportError: x" in md
-    table = [line for line in md.splitlines() if line.startswith("|")]
+    full = md[md.index("<details>"):]
+    table = [line for line in full.splitlines() if line.startswith("|")]
     assert len({line.count("|") for line in table}) == 1  # every row has the header's columns
+    assert "| case | unit | bundled-avx2 | numpy | bundled-base |" in md  # the compact table, variants left out
+    assert "| x add | Gelem/s | **2,000,000** | 1,000,000 | n/a |" in md
 
 
-def test_family_summary_is_a_geometric_mean_with_range():
-    ms = [measurement("bundled-avx2", "simdbind", 1.0, case="a"), measurement("numpy", "peer", 4.0, case="a"),
-          measurement("bundled-avx2", "simdbind", 1.0, case="b"), measurement("numpy", "peer", 1.0, case="b")]
+def test_family_summary_is_a_geometric_mean_with_range_at_the_best_isa():
+    ms = [measurement("bundled-avx2", "simdbind", 1.0, case="a", isa="avx2"),
+          measurement("bundled-sse41", "simdbind", 2.0, case="a", isa="sse41"),
+          measurement("numpy", "peer", 4.0, case="a"),
+          measurement("bundled-avx2", "simdbind", 1.0, case="b", isa="avx2"), measurement("numpy", "peer", 1.0, case="b")]
     harness.speedups(ms)
     assert harness.family_summary(ms) == ["- **fam**: bundled-avx2 2.00x numpy (2 cases, 1.00-4.00x)"]
+    assert harness.family_summary(ms, best_isa_only=False) == [
+        "- **fam**: bundled-avx2 2.00x numpy (2 cases, 1.00-4.00x); bundled-sse41 2.00x numpy (1 case)"]
 
 
 def test_plot_writes_a_png(tmp_path):
@@ -363,7 +373,7 @@ def test_cli_list_and_argument_errors(capsys):
     assert main(["bench", "--threads", "one"]) == 2
     assert "--threads" in capsys.readouterr().err
     assert main(["bench", "--peers", "numpy,jax"]) == 2
-    assert "unknown jax" in capsys.readouterr().err
+    assert "no case has jax" in capsys.readouterr().err
     assert main(["bench", "--functions", "no such case anywhere"]) == 2
 
 
@@ -379,3 +389,33 @@ def test_cli_runs_a_tiny_benchmark_and_writes_json_and_markdown(tmp_path, capsys
     assert main_row["budget"]["baseline"] == "bundled-base raw cffi" and main_row["median"] > 0
     assert "--isa base" in data["meta"]["command"]
     assert "| overhead eltwise sum 16 out= | bundled-base |" in out_md.read_text()
+
+
+def test_ort_callable_runs_a_one_node_model_in_place():
+    from simdbind.bench._peers import ort_available, ort_callable
+
+    if not ort_available():
+        pytest.skip("onnxruntime and onnx are not installed (optional peers)")
+    x, y = np.arange(6, dtype=np.float32).reshape(2, 3), np.full((2, 3), 2, np.float32)
+    out = np.zeros((2, 3), np.float32)
+    call = ort_callable("Max", [x, y], out)
+    assert call() is None
+    np.testing.assert_array_equal(out, np.maximum(x, y))
+
+
+def test_thread_scaling_compares_each_implementation_with_itself():
+    ms = [measurement("bundled-avx2", "simdbind", 2.0, case="a"), measurement("bundled-avx2", "simdbind", 1.0,
+                                                                             case="a", threads=2),
+          measurement("torch", "peer", 1.0, case="a"), measurement("torch", "peer", 4.0, case="a", threads=2),
+          measurement("bundled-avx2 raw", "variant", 1.0, case="a", threads=2)]
+    assert harness.thread_scaling(ms) == ["- **fam**, 2 vs 1 threads: bundled-avx2 2.00x; torch 0.25x"]
+    assert harness.thread_scaling(ms[:1]) == []
+
+
+def test_python_progress_demo_reports_three_rates():
+    from simdbind.bench.gil import python_progress
+
+    rates = python_progress(size=1024, calls=2)  # a smoke test: the numbers are for reading, not asserting
+    assert list(rates) == ["other thread sleeping", "other thread in simdbind C calls",
+                           "other thread in a GIL-holding C call"]
+    assert all(value >= 0 for value in rates.values())

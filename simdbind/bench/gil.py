@@ -97,3 +97,53 @@ def cases(quick: bool = False) -> list[dict[str, Any]]:
         "versus": ["1 Python thread"], "peers": {"numpy": numpy_parallel},
         "note": "two Python threads each making the calls vs one thread making all of them",
     }]
+
+
+def python_progress(library: Any = None, size: int = 1 << 24, calls: int = 20) -> dict[str, float]:
+    """Iterations per second of a Python loop in the calling thread while another thread (a) sleeps, (b) makes
+    `calls` long simdbind calls, (c) runs one C call of about as long that holds the GIL (``sum(range(n))``).
+    With the GIL released during simdbind's C calls, (b) keeps a large share of (a) (all of it with a free core),
+    while (c) leaves the loop almost nothing. Unlike the scaling row, this needs no idle core.
+    Run it with ``python -m simdbind.bench.gil``."""
+    import time
+
+    library = library or simdbind.default_library()
+    rng = np.random.default_rng(8)
+    x, y = (rng.standard_normal(size).astype(np.float32) for _ in range(2))
+    o = np.empty(size, np.float32)
+
+    def c_calls() -> None:
+        for _ in range(calls):
+            simdbind.eltwise([x, y], "max", out=o, library=library)
+
+    start = time.perf_counter()
+    c_calls()
+    duration = time.perf_counter() - start
+    start = time.perf_counter()
+    sum(range(1 << 20))
+    n = max(1, int((1 << 20) * duration / max(time.perf_counter() - start, 1e-9)))
+
+    def rate(work: Callable[[], Any]) -> float:
+        done = threading.Event()
+        count = 0
+
+        def worker() -> None:
+            work()
+            done.set()
+
+        thread = threading.Thread(target=worker)
+        begin = time.perf_counter()
+        thread.start()
+        while not done.is_set():
+            count += 1
+        thread.join()
+        return count / (time.perf_counter() - begin)
+
+    return {"other thread sleeping": rate(lambda: time.sleep(duration)),
+            "other thread in simdbind C calls": rate(c_calls),
+            "other thread in a GIL-holding C call": rate(lambda: sum(range(n)))}
+
+
+if __name__ == "__main__":
+    for label, value in python_progress().items():
+        print(f"{label:38s} {value:14,.0f} Python loop iterations/s in the main thread")

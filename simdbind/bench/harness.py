@@ -30,6 +30,7 @@ UNITS = ("Gelem/s", "GFLOP/s", "GB/s")
 #: the process waits for a core on a shared machine, but also misses work done by other threads, so it is only
 #: right for single-threaded calls).
 TIMERS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "thread": time.thread_time}
+#: The usual peers (families may add others, e.g. "memcpy"); `--peers` selects among the ones cases list.
 PEERS = ("numpy", "torch", "onnxruntime")
 #: Modules of this package that are not family modules.
 _NOT_FAMILIES = {"harness"}
@@ -291,8 +292,9 @@ def _sample(call: Callable[[], Any], number: int, timer: Callable[[], float]) ->
 
 
 def speedups(measurements: Sequence[Measurement], versus: Sequence[str] = ()) -> None:
-    """Fill `speedup` of every simdbind/variant measurement against each peer of the same case and threads, and
-    of every simdbind measurement against its own target's variants named in `versus`."""
+    """Fill `speedup` of every simdbind/variant measurement against each peer of the same case and threads, of
+    each bundled-library measurement against each external library's, and of every simdbind measurement against
+    its own target's variants named in `versus`."""
     peers = {(m.case, m.threads, m.implementation): m for m in measurements if m.kind == "peer" and m.ok}
     index = {(m.case, m.threads, m.implementation): m for m in measurements if m.ok}
     for m in measurements:
@@ -301,6 +303,11 @@ def speedups(measurements: Sequence[Measurement], versus: Sequence[str] = ()) ->
         for (case, threads, peer), p in peers.items():
             if case == m.case and threads == m.threads:
                 m.speedup[peer] = p.median / m.median
+        if m.kind == "simdbind" and m.implementation.startswith("bundled"):
+            for e in measurements:  # external libraries (upstream builds) are compared like peers
+                if (e.kind == "simdbind" and e.ok and e.implementation.startswith("external")
+                        and e.case == m.case and e.threads == m.threads):
+                    m.speedup[e.implementation] = e.median / m.median
         if m.kind == "simdbind":
             for label in versus:
                 base = index.get((m.case, m.threads, f"{m.implementation} {label}"))
@@ -324,7 +331,10 @@ def budgets(cases: Sequence[Case], measurements: Sequence[Measurement]) -> None:
         limit = factor * base.median + plus
         m.budget = {"baseline": base.implementation, "baseline_us": base.median * 1e6, "factor": factor,
                     "plus_us": plus * 1e6, "limit_us": limit * 1e6, "median_us": m.median * 1e6,
-                    "ratio": m.median / base.median, "met": m.median <= limit}
+                    "ratio": m.median / base.median, "met": m.median <= limit,
+                    # the same on the fastest samples: less sensitive to other load on a shared machine
+                    "min_us": m.min * 1e6, "baseline_min_us": base.min * 1e6,
+                    "met_by_min": m.min <= factor * base.min + plus}
 
 
 # -- the run ---------------------------------------------------------------------------------------------------
@@ -349,7 +359,7 @@ def _set_threads(libraries: Iterable[Any], count: int) -> None:
         torch.set_num_threads(count)
 
 
-def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[str] = PEERS,
+def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[str] = ("all",),
         threads: Sequence[int] = (1,), repeats: int = 11, min_time: float = 0.02,
         timer: Callable[[], float] = time.perf_counter,
         progress: Callable[[Measurement], None] | None = None) -> list[Measurement]:
@@ -433,9 +443,14 @@ def _run_case(case: Case, target_list: Sequence[Target], peers: Sequence[str], t
     return [e.measurement for e in entries]
 
 
+def peer_family(peer: str) -> str:
+    """The name a peer is selected by: its first word ("numpy" of "numpy ufunc")."""
+    return peer.split()[0] if peer.split() else peer
+
+
 def _peer_selected(peer: str, selected: Sequence[str]) -> bool:
-    """A peer key is selected when it, or its first word ("numpy" of "numpy ufunc"), is in `selected`."""
-    return peer in selected or peer.split()[0] in selected
+    """A peer key is selected by 'all', by itself, or by its first word; never by 'none'."""
+    return "all" in selected or peer in selected or peer_family(peer) in selected
 
 
 # -- environment -----------------------------------------------------------------------------------------------
@@ -497,14 +512,31 @@ def _rate(value: float | None) -> str:
     return f"{value:.3g}" if value < 1000 else f"{value:,.0f}"
 
 
-def family_summary(measurements: Sequence[Measurement]) -> list[str]:
+def _best_isa_only(measurements: Sequence[Measurement]) -> list[Measurement]:
+    """The measurements of each library at the best ISA measured (what it dispatches to by default)."""
+    from simdbind.library import ISAS
+
+    def rank(m: Measurement) -> int:
+        return ISAS.index(m.isa) if m.isa in ISAS else -1
+
+    def library_of(m: Measurement) -> str:
+        suffix = f"-{m.isa}"
+        return m.implementation[: -len(suffix)] if m.implementation.endswith(suffix) else m.implementation
+
+    best: dict[str, int] = {}
+    for m in measurements:
+        best[library_of(m)] = max(best.get(library_of(m), -1), rank(m))
+    return [m for m in measurements if rank(m) == best[library_of(m)]]
+
+
+def family_summary(measurements: Sequence[Measurement], best_isa_only: bool = True) -> list[str]:
     """One line per family and thread count: each simdbind implementation's geometric-mean speedup against each
-    peer over the family's cases (and the range)."""
+    peer over the family's cases (and the range); by default only each library's best ISA."""
     lines = []
     groups: dict[tuple[str, int], list[Measurement]] = {}
-    for m in measurements:
-        if m.kind == "simdbind" and m.ok and m.speedup:
-            groups.setdefault((m.family, m.threads), []).append(m)
+    mine = [m for m in measurements if m.kind == "simdbind" and m.ok and m.speedup]
+    for m in (_best_isa_only(mine) if best_isa_only else mine):
+        groups.setdefault((m.family, m.threads), []).append(m)
     for (family, threads), ms in sorted(groups.items()):
         parts = []
         for impl in sorted({m.implementation for m in ms}):
@@ -516,6 +548,57 @@ def family_summary(measurements: Sequence[Measurement]) -> list[str]:
                 parts.append(f"{impl} {geo:.2f}x {peer} ({len(values)} case{'s' * (len(values) > 1)}{spread})")
         suffix = f", {threads} threads" if threads != 1 else ""
         lines.append(f"- **{family}**{suffix}: " + "; ".join(parts))
+    return lines
+
+
+def thread_scaling(measurements: Sequence[Measurement]) -> list[str]:
+    """One line per family and thread count above the lowest: each implementation's geometric-mean speedup over
+    its own time at the lowest thread count (ideal: the thread ratio)."""
+    ms = [m for m in measurements if m.ok and m.kind != "variant"]
+    counts = sorted({m.threads for m in ms})
+    if len(counts) < 2:
+        return []
+    base = {(m.case, m.implementation): m for m in ms if m.threads == counts[0]}
+    lines = []
+    for family in sorted({m.family for m in ms}):
+        for count in counts[1:]:
+            parts = []
+            for impl in dict.fromkeys(m.implementation for m in ms if m.family == family):
+                ratios = [base[(m.case, impl)].median / m.median for m in ms
+                          if m.family == family and m.threads == count and m.implementation == impl
+                          and (m.case, impl) in base]
+                if ratios:
+                    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+                    parts.append(f"{impl} {geo:.2f}x")
+            if parts:
+                lines.append(f"- **{family}**, {count} vs {counts[0]} threads: " + "; ".join(parts))
+    return lines
+
+
+def summary_table(measurements: Sequence[Measurement]) -> list[str]:
+    """A compact Markdown table: one row per case (and thread count), one throughput column per implementation
+    (variants left out), the fastest of each row in bold; "n/a" where an implementation could not run."""
+    ms = [m for m in measurements if m.kind != "variant"]
+    impls = list(dict.fromkeys(m.implementation for m in ms))
+    rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
+    multi_threads = len({t for _, t in rows}) > 1
+    cell = {(m.case, m.threads, m.implementation): m for m in ms}
+    head = ["case"] + (["threads"] if multi_threads else []) + ["unit"] + impls
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for case, threads in rows:
+        found = [cell.get((case, threads, i)) for i in impls]
+        unit = next((m.unit for m in found if m is not None), "")
+        best = max((m.throughput for m in found if m is not None and m.ok), default=None)
+        values = []
+        for m in found:
+            if m is None:
+                values.append("")
+            elif not m.ok:
+                values.append("n/a")
+            else:
+                text = _rate(m.throughput)
+                values.append(f"**{text}**" if m.throughput == best and len(found) > 1 else text)
+        lines.append("| " + " | ".join([case] + ([str(threads)] if multi_threads else []) + [unit] + values) + " |")
     return lines
 
 
@@ -540,11 +623,13 @@ def to_markdown(report: Report) -> str:
     ]
     if meta.get("provisional"):
         lines += ["", f"**Provisional:** {meta['provisional']}"]
-    peers = sorted({p for m in ms for p in m.speedup})
     multi_threads = len({m.threads for m in ms}) > 1
+    lines += ["", "Throughput (higher is better; **bold**: the fastest of the row):", ""] + summary_table(ms)
+    peers = sorted({p for m in ms for p in m.speedup})
     head = ["case"] + (["threads"] if multi_threads else []) + ["implementation", "median µs", "min-max µs",
                                                                  "throughput"] + [f"vs {p}" for p in peers]
-    lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["", "<details><summary>Every measurement (median, min-max, speedups)</summary>", "",
+              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for m in ms:
         if m.ok:
             row = [m.case] + ([str(m.threads)] if multi_threads else []) + [
@@ -554,18 +639,28 @@ def to_markdown(report: Report) -> str:
             row = [m.case] + ([str(m.threads)] if multi_threads else []) + [
                 m.implementation, "-", "-", (m.error or "no samples").replace("|", "/")[:80]] + [""] * len(peers)
         lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "</details>"]
     over = [m for m in ms if m.budget]
     if over:
         lines += ["", "Per-call overhead of the Pythonic layer (budget: factor x raw cffi call + constant):", ""]
         for m in over:
             b = m.budget
             verdict = "within budget" if b["met"] else "OVER budget"
+            by_min = ""
+            if "min_us" in b:
+                by_min = (f" (fastest samples: {b['min_us']:.2f} µs vs {b['baseline_min_us']:.2f} µs: "
+                          f"{'within' if b['met_by_min'] else 'over'})")
             lines.append(f"- {m.case}, {m.implementation}: {b['median_us']:.2f} µs vs {b['baseline_us']:.2f} µs "
                          f"raw ({b['ratio']:.1f}x); budget {b['factor']:g} x raw + {b['plus_us']:g} µs = "
-                         f"{b['limit_us']:.2f} µs: {verdict}")
+                         f"{b['limit_us']:.2f} µs: {verdict}{by_min}")
+    scaling = thread_scaling(ms)
+    if scaling:
+        lines += ["", "Thread scaling (time at the fewest threads / time at more; geometric mean per family):", ""]
+        lines += scaling
     summary = family_summary(ms)
     if summary:
-        lines += ["", "Where the bundled library stands (geometric mean of speedups over each family's cases):", ""]
+        lines += ["", "Where the bundled library stands, at its best ISA here (geometric mean of the speedups over "
+                  "each family's cases, and their range):", ""]
         lines += summary
     notes = [f"- {name}: {text}" for name, text in meta.get("notes", {}).items()]
     if notes:
@@ -577,7 +672,9 @@ def to_markdown(report: Report) -> str:
 
 
 def plot(report: Report, path: str) -> str:
-    """Throughput per case and implementation, one horizontal bar group per case (log scale). Needs matplotlib."""
+    """Throughput per case and implementation, one bar group per case (log scale), and, for cases with an
+    overhead budget, a second panel of time per call including the variants (the raw cffi call). Needs
+    matplotlib."""
     try:
         import matplotlib
 
@@ -585,33 +682,45 @@ def plot(report: Report, path: str) -> str:
         import matplotlib.pyplot as plt
     except ImportError:
         raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from None
-    ms = [m for m in report.measurements if m.ok and m.kind != "variant"]
-    rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
-    impls = list(dict.fromkeys(m.implementation for m in ms))
-    value = {(m.case, m.threads, m.implementation): m.throughput for m in ms}
-    units = {(m.case, m.threads): m.unit for m in ms}
-    height = 0.8 / max(1, len(impls))
-    fig, ax = plt.subplots(figsize=(10, 1.0 + 0.22 * len(impls) * len(rows) + 0.3 * len(rows)))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for k, impl in enumerate(impls):
-        ys, xs = [], []
-        for i, row in enumerate(rows):
-            v = value.get((*row, impl))
-            if v:
-                ys.append(i + (k - (len(impls) - 1) / 2) * height)
-                xs.append(v)
-        ax.barh(ys, xs, height=height, label=impl, color=colors[k % len(colors)])
-    multi = len({t for _, t in rows}) > 1
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([f"{c}{f' ({t} thr)' if multi else ''} [{units[(c, t)]}]" for c, t in rows], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("throughput (higher is better; unit per case)")
+    budgeted = {m.case for m in report.measurements if m.budget}
+    thru = [m for m in report.measurements if m.ok and m.kind != "variant" and m.case not in budgeted]
+    over = [m for m in report.measurements if m.ok and m.case in budgeted]
+    panels = [(ms, kind) for ms, kind in ((thru, "throughput"), (over, "time")) if ms]
+    if not panels:
+        raise RuntimeError("--plot: no successful measurement to plot")
+    sizes = [len({(m.case, m.threads) for m in ms}) * (1 + len({m.implementation for m in ms})) for ms, _ in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 1.5 + 0.2 * sum(sizes)),
+                             gridspec_kw={"height_ratios": sizes}, squeeze=False)
+    for ax, (ms, kind) in zip(axes[:, 0], panels):
+        rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
+        impls = list(dict.fromkeys(m.implementation for m in ms))
+        colors = (plt.rcParams["axes.prop_cycle"].by_key()["color"] if len(impls) <= 10
+                  else [plt.get_cmap("tab20")(i % 20) for i in range(len(impls))])
+        value = {(m.case, m.threads, m.implementation): (m.throughput if kind == "throughput" else m.median * 1e6)
+                 for m in ms}
+        units = {(m.case, m.threads): m.unit for m in ms}
+        height = 0.8 / max(1, len(impls))
+        for k, impl in enumerate(impls):
+            ys, xs = [], []
+            for i, row in enumerate(rows):
+                v = value.get((*row, impl))
+                if v:
+                    ys.append(i + (k - (len(impls) - 1) / 2) * height)
+                    xs.append(v)
+            ax.barh(ys, xs, height=height, label=impl, color=colors[k % len(colors)])
+        multi = len({t for _, t in rows}) > 1
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([f"{c}{f' ({t} thr)' if multi else ''}"
+                            + (f" [{units[(c, t)]}]" if kind == "throughput" else "") for c, t in rows], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("throughput, higher is better (unit per case)" if kind == "throughput"
+                      else "µs per call, lower is better")
+        ax.legend(fontsize=7, loc="best")
+        ax.grid(axis="x", which="both", alpha=0.3)
     env = report.meta.get("environment", {})
-    ax.set_title(f"simdbind bench: {env.get('cpu', '')}", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
-    ax.grid(axis="x", which="both", alpha=0.3)
+    axes[0, 0].set_title(f"simdbind bench: {env.get('cpu', '')}, {env.get('date', '')}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
