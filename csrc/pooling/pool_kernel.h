@@ -111,6 +111,7 @@ static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * ds
             size_t xb, xe;
             pv_window(dx, g->strideX, g->padX, g->kernelX, W, &xb, &xe);
             const float div = PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f;
+            (void)div; /* only the average's PK_STORE uses it */
             PK_T * out = dst + (dy * g->dstW + dx) * C;
             size_t c = 0;
             for (; c + 4 * PK_L <= C; c += 4 * PK_L) {
@@ -133,10 +134,16 @@ static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * ds
                     if (C >= PK_L)
                         c = C - PK_L; /* overlap the previous vector: same values, written again */
                     else {
+                        /* Fewer channels than lanes: a full-width load where the image has PK_L elements left
+                           (the extra lanes hold neighbouring pixels and are never stored), a partial one at the
+                           end of the image. Stored lanes see exactly the same fold either way. */
+                        const size_t total = g->srcH * W * C;
                         PK_V a = PK_INIT_V;
                         for (size_t y = yb; y < ye; ++y)
-                            for (size_t x = xb; x < xe; ++x)
-                                a = PK_OP_V(a, PK_LOAD_N(src + (y * W + x) * C + c, C - c));
+                            for (size_t x = xb; x < xe; ++x) {
+                                const size_t at = (y * W + x) * C + c;
+                                a = PK_OP_V(a, at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C - c));
+                            }
                         PK_STORE_N(out + c, a, div, C - c);
                         break;
                     }
