@@ -21,8 +21,40 @@ SB_INLINE void vstoreh(uint16_t * p, vh v) { *(vh_mem *)p = v; }
 SB_INLINE vh vloadh_n(const uint16_t * p, size_t n) { vh v = {0}; memcpy(&v, p, n * sizeof(uint16_t)); return v; }
 SB_INLINE void vstoreh_n(uint16_t * p, vh v, size_t n) { memcpy(p, &v, n * sizeof(uint16_t)); }
 
+/* Intrinsics below are single instructions with exactly the generic expression's semantics (GCC does not find
+   them from the vector-extension spelling). SB_POOL_GENERIC forces the generic code (used to check the 16-lane
+   logic on machines without AVX-512). */
+#if !defined(SB_POOL_GENERIC) && SB_ISA_AT_LEAST(1)
+#define PV_INTRINSICS 1
+#else
+#define PV_INTRINSICS 0
+#endif
+
 /* bf16 -> float32, exact: the bits shifted into the high half. */
-SB_INLINE vf vbf16_to_f32(vh h) { return (vf)(__builtin_convertvector(h, vu) << 16); }
+SB_INLINE vf vbf16_to_f32(vh h)
+{
+#if PV_INTRINSICS && SB_ISA_AT_LEAST(3)
+    return (vf)_mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)h), 16);
+#elif PV_INTRINSICS && SB_ISA_AT_LEAST(2)
+    return (vf)_mm256_slli_epi32(_mm256_cvtepu16_epi32((__m128i)h), 16);
+#else
+    return (vf)(__builtin_convertvector(h, vu) << 16);
+#endif
+}
+
+/* a > b ? a : b with upstream's NaN rule (a NaN in either operand gives b): exactly what MAXPS computes. */
+SB_INLINE vf pv_max(vf a, vf b)
+{
+#if PV_INTRINSICS && SB_ISA_AT_LEAST(3)
+    return (vf)_mm512_max_ps((__m512)a, (__m512)b);
+#elif PV_INTRINSICS && SB_ISA_AT_LEAST(2)
+    return (vf)_mm256_max_ps((__m256)a, (__m256)b);
+#elif PV_INTRINSICS
+    return (vf)_mm_max_ps((__m128)a, (__m128)b);
+#else
+    return vmax(a, b);
+#endif
+}
 
 /* float32 -> bf16 with round-to-nearest-even on the bit pattern, wrapping modulo 2^32 (spec 3.1 item 10). */
 SB_INLINE vh vf32_to_bf16(vf f)
@@ -34,8 +66,16 @@ SB_INLINE vh vf32_to_bf16(vf f)
 /* Unsigned bytes: a > b ? a : b (plain maximum for integers). */
 SB_INLINE vb vmaxb(vb a, vb b)
 {
+#if PV_INTRINSICS && SB_ISA_AT_LEAST(3)
+    return (vb)_mm512_max_epu8((__m512i)a, (__m512i)b);
+#elif PV_INTRINSICS && SB_ISA_AT_LEAST(2)
+    return (vb)_mm256_max_epu8((__m256i)a, (__m256i)b);
+#elif PV_INTRINSICS
+    return (vb)_mm_max_epu8((__m128i)a, (__m128i)b);
+#else
     vb m = (vb)(a > b);
     return (a & m) | (b & ~m);
+#endif
 }
 
 #define PV_EVEN_IDX_4 0, 2, 4, 6
