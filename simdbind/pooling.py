@@ -136,7 +136,7 @@ def _out_shape(x: np.ndarray, fmt: int, c: int, h: int, w: int) -> tuple[int, ..
     return image if x.ndim == 3 else (x.shape[0],) + image
 
 
-def _contiguous(x: Any, name: str) -> np.ndarray:
+def _contiguous(x: Any) -> np.ndarray:
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
     if not x.flags.c_contiguous:
@@ -183,7 +183,7 @@ def pooling_average(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, exclu
         ``sum(window) / divisor`` per channel and output position, summed in float32 in row-major window order.
     """
     fmt = _layout(layout)
-    x = _contiguous(x, "x")
+    x = _contiguous(x)
     if x.dtype != np.float32:
         raise DTypeError(f"x: must have dtype float32, got {x.dtype}")
     if not isinstance(exclude_pad, (bool, np.bool_)):
@@ -220,7 +220,7 @@ def pooling_max(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, layout: s
     as the last element of its window, and an all ``-inf`` window gives ``-FLT_MAX`` (bf16: ``-inf``, 0xFF80).
     """
     fmt = _layout(layout)
-    x = _contiguous(x, "x")
+    x = _contiguous(x)
     dtype = x.dtype
     if dtype == np.float32:
         kind = "32f"

@@ -251,3 +251,71 @@ def test_hypothesis_matches_reference(bundled, problem):
                 expected = reference.pooling_average(x, p["kernel"], p["stride"], p["pads"], p["layout"],
                                                      p["ceil"], True)
                 np.testing.assert_allclose(got, expected, rtol=0, atol=(p["kernel"][0] * p["kernel"][1] + 4) * 2**-24)
+
+
+class _DefectTrap:
+    """An "external" library whose Max32f refuses every parameter set that reaches an upstream defect
+    (spec 3.12.3 conditions, taken for any SIMD width F in {4, 8, 16}); everything else runs on the bundled code."""
+
+    kind = "external"
+
+    def __init__(self, bundled):
+        self._bundled = bundled
+        self.ffi = bundled.ffi
+        self.reached: list[str] = []
+
+    def function(self, name):
+        inner = self._bundled.function(name)
+        if name != "SimdSynetPoolingMax32f":
+            return inner
+
+        def trapped(src, c, h, w, kc, ky, kx, sc, sy, sx, pc, py, px, dst, dc, dh, dw, fmt):
+            defect = None
+            if (kc, sc, pc, dc) == (1, 1, 0, c):
+                if fmt == 1 and c < 8:
+                    defect = "nhwc small channels"
+                elif fmt == 1 and (ky, kx, sy, sx, py, px) == (2, 2, 1, 1, 0, 0) and dh == h - 1 and dw == w - 1 \
+                        and (c * dw) % 16:
+                    defect = "solid2x2 tail"
+                elif fmt == 0 and dw >= 4:
+                    if (ky, kx, sy, sx) == (3, 3, 1, 1) and (dh, dw) == (h, w) and ((py, px) != (1, 1) or h < 2):
+                        defect = "3x3/s1 geometry"
+                    if (ky, kx, sy, sx, py, px) == (2, 2, 2, 2, 0, 0) and (dh, dw) != ((h + 1) // 2, (w + 1) // 2):
+                        defect = "2x2/s2 geometry"
+                    if (ky, kx, sy, sx, py, px) == (3, 3, 2, 2, 0, 0) and (h < 3 or w < 3 or (dh, dw) != (
+                            (h - 3 + 1) // 2 + 1, (w - 3 + 1) // 2 + 1)):
+                        defect = "3x3/s2 geometry"
+            if defect:
+                self.reached.append(defect)
+            return inner(src, c, h, w, kc, ky, kx, sc, sy, sx, pc, py, px, dst, dc, dh, dw, fmt)
+
+        return trapped
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(c=st.integers(1, 20), h=st.integers(1, 12), w=st.integers(1, 45), k=st.sampled_from([2, 3]),
+       s=st.sampled_from([1, 2]), pad=st.sampled_from([0, 1, ((0, 1), (0, 1)), ((0, 2), (0, 2)), ((1, 0), (1, 0))]),
+       layout=st.sampled_from(["nchw", "nhwc"]), ceil=st.booleans())
+def test_routes_never_reach_a_defect_and_keep_results(bundled, c, h, w, k, s, pad, layout, ceil):
+    pads = simdbind.pooling._pads(pad)
+    if any(p >= k for axis in pads for p in axis) or h + sum(pads[0]) < k or w + sum(pads[1]) < k:
+        return
+    trap = _DefectTrap(bundled)
+    shape = (2, c, h, w) if layout == "nchw" else (2, h, w, c)
+    x = np.random.default_rng(c * 1000 + h * 50 + w).uniform(-1, 1, shape).astype(np.float32)
+    got = simdbind.pooling_max(x, k, s, pad, layout=layout, ceil_mode=ceil, library=trap)
+    assert trap.reached == []
+    expected = reference.pooling_max(x, (k, k), (s, s), pads, layout, ceil)
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_the_trap_sees_defects_when_called_directly(bundled):
+    # The trap itself must be able to fail: a bundled (unrouted) call with a defect parameter set is seen.
+    trap = _DefectTrap(bundled)
+    x = np.zeros((8, 9, 3), np.float32)
+    simdbind.pooling_max(x, 3, 1, 1, layout="nhwc", library=bundled)  # bundled: direct, no trap involved
+    f = trap.function("SimdSynetPoolingMax32f")
+    out = np.zeros((8, 9, 3), np.float32)
+    f(trap.ffi.from_buffer("float[]", x), 3, 8, 9, 1, 3, 3, 1, 1, 1, 0, 1, 1,
+      trap.ffi.from_buffer("float[]", out), 3, 8, 9, 1)
+    assert trap.reached == ["nhwc small channels"]

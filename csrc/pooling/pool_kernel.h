@@ -49,24 +49,45 @@ SB_INLINE PK_T pk_nchw_one(const PK_T * src, size_t planes, size_t plane, const 
     return PK_FINAL(acc, (PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f));
 }
 
-/* PK_L adjacent outputs dx0 .. dx0+PK_L-1 whose column windows lie inside the image (stride 1 or 2). */
-SB_INLINE void pk_nchw_vector(const PK_T * src, size_t planes, size_t plane, const pk_geometry * g, size_t yb,
-    size_t ye, size_t dx0, PK_T * dst)
+/* PK_L adjacent outputs dx0 .. dx0+PK_L-1 whose column windows lie inside the image, for stride S (1 or 2) and
+   kernel width K; inlined with constant S and K for the common shapes so that the taps unroll and the stride-2
+   pair loads are shared (tap k odd takes the odd lanes of the pair loaded for tap k-1). */
+SB_INLINE void pk_nchw_vector_ks(const PK_T * src, size_t planes, size_t plane, const pk_geometry * g, size_t yb,
+    size_t ye, size_t dx0, PK_T * dst, size_t S, size_t K)
 {
     PK_V acc = PK_INIT_V;
-    const size_t offset = dx0 * g->strideX - g->padX;
+    const size_t offset = dx0 * S - g->padX;
     for (size_t c = 0; c < planes; ++c)
         for (size_t y = yb; y < ye; ++y) {
             const PK_T * row = src + c * plane + y * g->srcW + offset;
-            if (g->strideX == 1) {
-                for (size_t k = 0; k < g->kernelX; ++k)
+            if (S == 1) {
+                for (size_t k = 0; k < K; ++k)
                     acc = PK_OP_V(acc, PK_LOAD(row + k));
-            } else {
-                for (size_t k = 0; k < g->kernelX; ++k)
-                    acc = PK_OP_V(acc, PV_EVEN(PK_LOAD(row + k), PK_LOAD(row + k + PK_L), PK_L));
+            } else { /* lanes in PV_EVENP order (the same for every tap), restored once before the store */
+                for (size_t k = 0; k < K; ++k)
+                    acc = PK_OP_V(acc, (k & 1) ? PV_ODDP(PK_LOAD(row + k - 1), PK_LOAD(row + k - 1 + PK_L), PK_L)
+                                               : PV_EVENP(PK_LOAD(row + k), PK_LOAD(row + k + PK_L), PK_L));
             }
         }
-    PK_STORE(dst + dx0, acc, (PK_AVERAGE ? pk_divisor(g, ye - yb, g->kernelX) : 1.0f));
+    if (S != 1)
+        acc = PV_UNPERM(acc, PK_L);
+    PK_STORE(dst + dx0, acc, (PK_AVERAGE ? pk_divisor(g, ye - yb, K) : 1.0f));
+}
+
+SB_INLINE void pk_nchw_vector(const PK_T * src, size_t planes, size_t plane, const pk_geometry * g, size_t yb,
+    size_t ye, size_t dx0, PK_T * dst)
+{
+    const size_t S = g->strideX, K = g->kernelX;
+    if (S == 2 && K == 3)
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, 2, 3);
+    else if (S == 2 && K == 2)
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, 2, 2);
+    else if (S == 1 && K == 3)
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, 1, 3);
+    else if (S == 1 && K == 2)
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, 1, 2);
+    else
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, S, K);
 }
 
 /* One output plane of the NCHW form (2D: planes == 1; 3D max: the channel window's planes). */
@@ -111,6 +132,7 @@ static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * ds
             size_t xb, xe;
             pv_window(dx, g->strideX, g->padX, g->kernelX, W, &xb, &xe);
             const float div = PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f;
+            (void)div; /* only the average's PK_STORE uses it */
             PK_T * out = dst + (dy * g->dstW + dx) * C;
             size_t c = 0;
             for (; c + 4 * PK_L <= C; c += 4 * PK_L) {
@@ -133,10 +155,16 @@ static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * ds
                     if (C >= PK_L)
                         c = C - PK_L; /* overlap the previous vector: same values, written again */
                     else {
+                        /* Fewer channels than lanes: a full-width load where the image has PK_L elements left
+                           (the extra lanes hold neighbouring pixels and are never stored), a partial one at the
+                           end of the image. Stored lanes see exactly the same fold either way. */
+                        const size_t total = g->srcH * W * C;
                         PK_V a = PK_INIT_V;
                         for (size_t y = yb; y < ye; ++y)
-                            for (size_t x = xb; x < xe; ++x)
-                                a = PK_OP_V(a, PK_LOAD_N(src + (y * W + x) * C + c, C - c));
+                            for (size_t x = xb; x < xe; ++x) {
+                                const size_t at = (y * W + x) * C + c;
+                                a = PK_OP_V(a, at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C - c));
+                            }
                         PK_STORE_N(out + c, a, div, C - c);
                         break;
                     }

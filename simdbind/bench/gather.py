@@ -42,4 +42,10 @@ def cases(quick: bool = False) -> list[dict]:
         peers["numpy"] = lambda data=data, idx=idx, axis=axis: np.take_along_axis(data, idx, axis)
         result.append({"name": f"gather f32/i64 {label} axis{axis} idx{count} const", "family": "gather",
                        "unit": "GB/s", "work": work, "simdbind": constant, "peers": peers})
+
+        def per_call(library, data=data, idx=idx, out=out, axis=axis):
+            return lambda: simdbind.gather_elements(data, idx, axis, out=out, library=library)
+
+        result.append({"name": f"gather f32/i64 {label} axis{axis} idx{count} one-shot", "family": "gather",
+                       "unit": "GB/s", "work": work, "simdbind": per_call, "peers": peers})
     return result
