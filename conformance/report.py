@@ -684,6 +684,8 @@ class Progress:
         self.failed = 0
         self.known = 0
         self.active = False
+        encoding = (getattr(self.stream, "encoding", None) or "utf-8").lower().replace("-", "")
+        self.unicode = encoding in ("utf8", "utf16", "utf32")
 
     def __call__(self, done: int, total: int, result: CaseResult) -> None:
         if result.status in BAD:
@@ -697,7 +699,8 @@ class Progress:
                 return
             self.last_draw = now
             filled = int(self.width * done / max(total, 1))
-            bar = "█" * filled + "░" * (self.width - filled)
+            full, empty = ("█", "░") if self.unicode else ("#", "-")
+            bar = full * filled + empty * (self.width - filled)
             fails = f"\x1b[31m{self.failed} failed\x1b[0m" if self.failed else "0 failed"
             known = f", {self.known} known" if self.known else ""
             self.stream.write(f"\r\x1b[K  [{bar}] {done}/{total} cases, {fails}{known}, {elapsed:.1f} s  "

@@ -8,9 +8,11 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given
 
 import tests.fake_cases as fake
 from conformance import adapters, deviations, runner
+from conformance import strategies as sbst
 from conformance.implementations import AdapterImplementation, implementations
 from conformance.model import GROUPS, PROFILES, REGISTRY
 from tests.runner_doubles import Corrupting
@@ -249,3 +251,27 @@ def test_cli_adapter_runs_or_skips_with_reason(tmp_path):
         assert all(r["status"] == "skip" for r in data["results"])
     else:
         assert all(r["status"] == "pass" for r in data["results"])
+
+
+# -- hypothesis helpers ----------------------------------------------------------------------------------------
+def test_hypothesis_profile_follows_the_suite_profile_and_uses_the_repo_database(request):
+    from pathlib import Path
+
+    from hypothesis import settings
+
+    from conformance import strategies
+
+    assert settings.get_current_profile_name() == request.config.getoption("--profile")
+    assert settings.default.print_blob
+    assert strategies.database_path() == Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
+    assert Path(settings.default.database.path) == strategies.database_path()
+    with pytest.raises(ValueError, match="must be one of smoke, ci, full"):
+        strategies.load_profile("nightly")
+
+
+@given(x=sbst.float32_arrays(sbst.shapes(max_dims=2)), n=sbst.vector_sizes(), layout=sbst.layouts(),
+       y=sbst.float32_arrays((5,), specials=True), q=sbst.int_arrays("int8", (3,)))
+def test_strategies_draw_what_they_say(x, n, layout, y, q):
+    assert x.dtype == np.float32 and 1 <= x.ndim <= 2 and np.isfinite(x).all() and np.abs(x).max() <= 1e3
+    assert n in sbst.VECTOR_SIZES and layout in ("nchw", "nhwc")
+    assert y.dtype == np.float32 and y.shape == (5,) and q.dtype == np.int8
