@@ -55,6 +55,7 @@ def test_package_catalogue_loads_and_every_entry_matches_its_cases():
     ({"affects": "upstream"}, "affects: 'upstream' is not one of"),
     ({"affects": []}, "affects must be a string or a non-empty list"),
     ({"versions": "newest"}, "versions: cannot read version clause"),
+    ({"versions": "7.0 .. soon"}, "versions: cannot read version 'soon'"),
     ({"behaviour": ""}, "behaviour must be a non-empty string"),
     ({"function": 3}, "function must be a non-empty string"),
 ])
@@ -90,6 +91,10 @@ def test_missing_directory_is_an_empty_catalogue(tmp_path):
     ("7.1.162", "7.1.162", True), ("7.1.162", "7.1.163", False),
     (["<=7.1.162", ">7.0"], "7.0.170", True),
     (">=7.0.160", "unknown", True),  # an unreadable version keeps the entry (conservative)
+    ("v5.0.115 .. v7.1.162 and master (Base window rule)", "7.1.170", True),  # master: the newest and later
+    ("v5.0.115 .. v7.1.162 and master", "5.0.100", False),
+    ("v7.1.162 and master (earlier releases not checked)", "7.1.161", False),
+    ("7.0.160 - 7.1.162 | 7.2.5", "7.2.5", True), ("7.0.160 - 7.1.162 or 7.2.5", "7.2.4", False),
 ])
 def test_version_ranges(spec, version, expected):
     assert deviations.VersionRange.parse(spec).contains(version) is expected
