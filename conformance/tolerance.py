@@ -3,6 +3,9 @@
 An element passes when it is bitwise equal to the expected one, when both are NaN, or when
 ``|actual - expected| <= abs + rel * |expected|``. ``exact=True`` leaves only the first two (NaN payloads are not
 compared). ``ulp`` is reported for every float comparison; a bound on it can replace abs/rel (``max_ulp``).
+The reported ULP and relative figures leave out passing elements whose expected value is tiny next to the
+output's largest (:data:`SIGNIFICANT`): there an absolute tolerance governs and the ratios only measure
+cancellation.
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ class Tolerance:
 
 
 EXACT = Tolerance(exact=True, why="the contract fixes every bit")
+
+#: Passing elements whose |expected| is below this fraction of the output's largest |expected| do not count in the
+#: ULP and relative figures (they still count in the absolute one, and failing elements always count).
+SIGNIFICANT = 2.0 ** -12
 
 
 @dataclass
@@ -87,6 +94,13 @@ def compare(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> C
             if tolerance.max_ulp is not None:
                 within |= ulp <= tolerance.max_ulp
             ok |= within & ~np.isnan(a64) & ~np.isnan(e64)
+    # ULP and relative figures of elements that pass although their expected value is tiny next to the output's
+    # largest (cancellation noise, which the absolute figure covers) would swamp the ones that mean something.
+    magnitudes = np.abs(e.astype(np.float64))
+    scale = float(magnitudes[np.isfinite(magnitudes)].max(initial=0.0))
+    noise = ok & (np.abs(e64) < scale * SIGNIFICANT)
+    rel = np.where(noise, 0.0, rel)
+    ulp = np.where(noise, 0.0, ulp)
     result = _result(~ok, np.nan_to_num(diff, nan=np.inf), np.nan_to_num(rel, nan=np.inf), ulp, a_sub, e_sub,
                      index)
     result.total = total
