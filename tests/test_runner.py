@@ -275,3 +275,21 @@ def test_strategies_draw_what_they_say(x, n, layout, y, q):
     assert x.dtype == np.float32 and 1 <= x.ndim <= 2 and np.isfinite(x).all() and np.abs(x).max() <= 1e3
     assert n in sbst.VECTOR_SIZES and layout in ("nchw", "nhwc")
     assert y.dtype == np.float32 and y.shape == (5,) and q.dtype == np.int8
+
+
+# -- comparison figures ----------------------------------------------------------------------------------------
+def test_figures_leave_out_passing_cancellation_noise_but_never_a_failing_element():
+    from conformance.tolerance import EXACT, Tolerance, compare
+
+    expected = np.array([1.0, 1e-6, 0.5, np.nan, 3.0], np.float32)
+    actual = expected.copy()
+    actual[1] = 2e-6  # within abs 1e-5, but 10**6 ulp and 100 % relative
+    actual[2] = np.nextafter(np.float32(0.5), np.float32(1))
+    loose = compare(actual, expected, Tolerance(abs=1e-5))
+    assert loose.passed and loose.max_ulp == 1 and loose.max_rel == pytest.approx(2**-23)
+    assert loose.max_abs == pytest.approx(1e-6, rel=1e-3)
+    exact = compare(actual, expected, EXACT)
+    assert not exact.passed and exact.mismatches == 2 and exact.max_ulp > 1e6 and exact.max_rel == pytest.approx(1)
+    assert exact.first_mismatch == "index 1: got 2e-06, expected 1e-06" and exact.total == 5
+    assert compare(expected, expected.copy(), EXACT) == compare(expected[:0], expected[:0], EXACT).__class__(
+        True, 0, 5)
