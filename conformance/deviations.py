@@ -166,7 +166,7 @@ def parse_entry(raw: Any, source: str, index: int) -> Deviation:
     if not affects or not all(isinstance(a, str) and a for a in affects):
         raise CatalogueError(f"{where}: affects must be a string or a non-empty list of strings, got {raw['affects']!r}")
     for value in affects:
-        if value not in AFFECTS_KINDS and not re.match(r"^(bundled|bundled-abi|external)-\w+$", value):
+        if value not in AFFECTS_KINDS and not re.match(r"^(bundled|bundled-abi|external\d*)-\w+$", value):
             raise CatalogueError(f"{where}: affects: {value!r} is not one of {', '.join(AFFECTS_KINDS)} "
                                  "or an implementation name such as 'bundled-avx2'")
     try:

@@ -293,3 +293,8 @@ def test_figures_leave_out_passing_cancellation_noise_but_never_a_failing_elemen
     assert exact.first_mismatch == "index 1: got 2e-06, expected 1e-06" and exact.total == 5
     assert compare(expected, expected.copy(), EXACT) == compare(expected[:0], expected[:0], EXACT).__class__(
         True, 0, 5)
+
+
+def test_repeated_libraries_are_one_implementation_each():
+    names = [i.name for i in implementations(["bundled", "bundled"], "base")]
+    assert names == ["bundled-base"]
