@@ -459,7 +459,9 @@ def _html_cell(cell: Cell | None, anchor: str | None) -> str:
     if skip_reasons:
         title += " · skipped: " + "; ".join(skip_reasons[:3])
     if cell.status == "skip":
-        body = "<b>skipped</b><small>" + _e(skip_reasons[0][:40] if skip_reasons else "") + "</small>"
+        reason = skip_reasons[0] if skip_reasons else ""
+        reason = reason if len(reason) <= 60 else reason[:57].rstrip() + "…"
+        body = "<b>skipped</b><small>" + _e(reason) + "</small>"
     else:
         passed = c["pass"] + c["xpass"]
         main = f"{passed}/{cell.ran}"
