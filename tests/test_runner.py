@@ -87,19 +87,24 @@ def test_statuses_pass_fail_error_skip_with_repro_lines(base):
     assert ok.family == "fake" and ok.variant == "copy" and ok.layout == "nchw"
 
 
-def test_reference_is_computed_from_pristine_inputs(base):
-    """An implementation that writes into its inputs must not drag the reference along with it."""
+def test_reference_sees_what_run_recorded_in_the_inputs(base):
+    """Cases may record in `inputs` what the library did (e.g. whether it honours a flag) for the reference."""
 
-    class Clobbering(Corrupting):
+    class Recording(Corrupting):
         def execute(self, function, case, inputs):
-            out = self.inner.execute(function, case, inputs)
-            inputs["arrays"][0][:] = 0.0
-            return out
+            inputs["recorded"] = True
+            return self.inner.execute(function, case, inputs)
 
-    impl = Clobbering(base, set())
+    seen = []
     eltwise = REGISTRY["eltwise"]
-    (case,) = runner.select_cases(eltwise, "full", None, "eltwise sum n2 size17")
-    assert runner.run_case(impl, eltwise, case, 1, EMPTY).status == "pass"
+    original = eltwise.reference
+    try:
+        eltwise.reference = lambda case, inputs: seen.append(inputs.get("recorded")) or original(case, inputs)
+        (case,) = runner.select_cases(eltwise, "full", None, "eltwise sum n2 size17")
+        assert runner.run_case(Recording(base, set()), eltwise, case, 1, EMPTY).status == "pass"
+    finally:
+        del eltwise.reference
+    assert seen == [True]
 
 
 def test_injected_one_ulp_error_fails_an_exact_function(base):
