@@ -177,14 +177,22 @@ def test_function_without_adapter_is_skipped_and_unsupported_cases_name_the_reas
 
 
 @pytest.mark.parametrize("name", ["torch", "onnxruntime"])
-def test_adapter_agrees_with_the_references_on_eltwise(name):
+def test_adapter_agrees_with_the_references_on_every_function_it_has(name):
+    """Cross-validation: every adapter of a registered function passes the ci profile (skips name their reason)."""
     pytest.importorskip(adapters.ADAPTER_SETS[name].packages[0])
     (impl,) = implementations(None, impls=[name])
-    run = runner.run([impl], ["eltwise"], "ci", catalogue=EMPTY)
-    statuses = {r.status for r in run.results}
-    assert statuses <= {"pass", "skip"} and run.count("pass") > 400, [r for r in run.results if not r.ok][:3]
+    assert not impl.adapters.module_errors
+    names = [f for f in REGISTRY if f in impl.adapters.adapters]
+    assert "eltwise" in names
+    run = runner.run([impl], names, "ci", catalogue=EMPTY)
+    bad = [(r.descriptor, r.detail[:200]) for r in run.results if r.status not in ("pass", "skip")]
+    assert not bad, bad[:5]
+    for function in names:
+        assert any(r.status == "pass" for r in run.results if r.function == function), function
     skipped = [r for r in run.results if r.status == "skip"]
-    assert skipped and all(r.group == "edge" and "NaN" in r.detail for r in skipped)
+    assert all(r.detail for r in skipped)
+    eltwise_skips = [r for r in skipped if r.function == "eltwise"]
+    assert eltwise_skips and all(r.group == "edge" and "NaN" in r.detail for r in eltwise_skips)
 
 
 @pytest.mark.parametrize("name", ["torch", "onnxruntime"])
