@@ -1,12 +1,16 @@
 """PyTorch adapters of the pooling family and GatherElements.
 
-Pooling mappings: ``F.avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad=False)`` for the
-exclude-pad average; with the pads included, ``divisor_override=kY*kX`` (Simd divides by the whole kernel area even
-where a ceil-mode window runs past the padded image; torch's count_include_pad would divide by the clipped area) and
-``F.max_pool2d`` (``F.max_pool3d`` with the channels as depth for 3D max pooling) on NCHW tensors (NHWC is
-permuted). torch pads symmetrically, at most half the kernel: asymmetric pads, larger pads and the direct calls
-with an explicit output size cannot be expressed and are skipped. bf16 and uint8 maxima are taken in float32 (exact
-for both) and converted back. The edge group (NaN order, -inf under the -FLT_MAX floor) is Simd-specific: skipped.
+Pooling mappings, on NCHW tensors (NHWC is permuted): ``F.avg_pool2d(x, kernel, stride, padding, ceil_mode,
+count_include_pad=False)`` for the exclude-pad average; with the pads included, ``divisor_override=kY*kX`` (Simd
+divides by the whole kernel area even where a ceil-mode window runs past the padded image; torch's
+count_include_pad would divide by the clipped area); ``F.max_pool2d`` (``F.max_pool3d`` with the channels as depth
+for 3D max pooling). Pads torch's own argument cannot take (asymmetric, or more than half the kernel) are applied
+with ``F.pad``: zeros for the average (window sums with ``divisor_override=1``, divided by the kernel area or, pads
+excluded, by the count of real elements), -inf for the maximum, floored at -FLT_MAX as Simd's maximum is; torch's
+ceil-mode rule (the last window starts inside the image or its begin pad) is then applied to the real geometry
+again, since after explicit padding torch sees the end pads as image. bf16 and
+uint8 maxima are taken in float32 (exact for both) and converted back. Skipped: the direct calls with an explicit
+output size, and the edge group (Simd's NaN order and -inf under the -FLT_MAX floor).
 
 GatherElements: ``torch.gather(data, axis, index)`` with negative indices wrapped (``index + n`` where negative:
 ONNX semantics, torch rejects them); bf16 data is gathered as int16 bits, so every element is copied bit for bit.
@@ -41,38 +45,70 @@ def _from_nchw(t: torch.Tensor, layout: str, batched: bool) -> torch.Tensor:
     return t.contiguous()
 
 
-def _geometry(case: Any) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+def _geometry(case: Any) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int]]:
+    """kernel, stride and the pads as F.pad takes them: (left, right, top, bottom)."""
     p = case.params
     if case.group == "edge":
         raise Unsupported("edge group: Simd's NaN order and -FLT_MAX floor are implementation-defined")
     if p.get("direct"):
         raise Unsupported("a direct call with an explicit output size (torch derives it)")
-    kernel, stride = (p["ky"], p["kx"]), (p["sy"], p["sx"])
-    if p["pad_top"] != p["pad_bottom"] or p["pad_left"] != p["pad_right"]:
-        raise Unsupported("asymmetric pads: torch pads both sides alike")
-    padding = (p["pad_top"], p["pad_left"])
-    if padding[0] > kernel[0] // 2 or padding[1] > kernel[1] // 2:
-        raise Unsupported("pad larger than half the kernel: torch refuses it")
-    return kernel, stride, padding
+    return (p["ky"], p["kx"]), (p["sy"], p["sx"]), (p["pad_left"], p["pad_right"], p["pad_top"], p["pad_bottom"])
+
+
+def _crop(y: torch.Tensor, image: tuple[int, int], stride: tuple[int, int], pads: tuple[int, int, int, int],
+          ceil: bool) -> torch.Tensor:
+    """After explicit padding, torch's ceil-mode rule (the last window starts inside the image or its begin pad)
+    sees the end pads as image: apply it to the real geometry again."""
+    if not ceil:
+        return y
+    (h, w), (sy, sx), (left, _, top, _) = image, stride, pads
+    out_h, out_w = y.shape[-2], y.shape[-1]
+    if out_h > 1 and (out_h - 1) * sy >= h + top:
+        out_h -= 1
+    if out_w > 1 and (out_w - 1) * sx >= w + left:
+        out_w -= 1
+    return y[..., :out_h, :out_w]
+
+
+def _symmetric(pads: tuple[int, int, int, int], kernel: tuple[int, int]) -> tuple[int, int] | None:
+    """torch's own padding argument when the pads allow it (both sides alike, at most half the kernel)."""
+    left, right, top, bottom = pads
+    if left == right and top == bottom and top <= kernel[0] // 2 and left <= kernel[1] // 2:
+        return top, left
+    return None
 
 
 @adapter("torch", "pooling_average")
 def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
-    kernel, stride, padding = _geometry(case)
+    kernel, stride, pads = _geometry(case)
     t, batched = _to_nchw(np.asarray(inputs["x"], np.float32), case.layout)
-    if case.params["exclude"]:
-        y = F.avg_pool2d(t, kernel, stride, padding, ceil_mode=case.params["ceil"], count_include_pad=False)
-    else:  # Simd divides by the whole kernel area, torch by the window clipped to the padded image (ceil mode)
-        y = F.avg_pool2d(t, kernel, stride, padding, ceil_mode=case.params["ceil"],
-                         divisor_override=kernel[0] * kernel[1])
+    ceil, exclude = case.params["ceil"], case.params["exclude"]
+    padding = _symmetric(pads, kernel)
+    if padding is not None and exclude:
+        y = F.avg_pool2d(t, kernel, stride, padding, ceil_mode=ceil, count_include_pad=False)
+    elif padding is not None:
+        y = F.avg_pool2d(t, kernel, stride, padding, ceil_mode=ceil, divisor_override=kernel[0] * kernel[1])
+    else:
+        total = F.avg_pool2d(F.pad(t, pads), kernel, stride, 0, ceil_mode=ceil, divisor_override=1)
+        if exclude:
+            ones = F.pad(torch.ones_like(t[:1, :1]), pads)
+            y = total / F.avg_pool2d(ones, kernel, stride, 0, ceil_mode=ceil, divisor_override=1)
+        else:
+            y = total / float(kernel[0] * kernel[1])
+        y = _crop(y, tuple(t.shape[-2:]), stride, pads, ceil)
     return _from_nchw(y, case.layout, batched).numpy()
 
 
 def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
     p = case.params
-    kernel, stride, padding = _geometry(case)
+    kernel, stride, pads = _geometry(case)
     t, batched = _to_nchw(x32, case.layout)
+    padding = _symmetric(pads, kernel)
     channel = (p.get("kc", 1), p.get("sc", 1), p.get("pc_begin", 0), p.get("pc_end", 0))
+    explicit = padding is None
+    image = tuple(t.shape[-2:])
+    if explicit:
+        t, padding = F.pad(t, pads, value=float("-inf")), (0, 0)
     if channel == (1, 1, 0, 0):
         y = F.max_pool2d(t, kernel, stride, padding, ceil_mode=p["ceil"])
     else:
@@ -81,6 +117,10 @@ def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
             raise Unsupported("asymmetric or large channel pads: torch pads both sides alike, at most half")
         y = F.max_pool3d(t.unsqueeze(1), (kc, *kernel), (sc, *stride), (pcb, *padding), ceil_mode=p["ceil"])
         y = y.squeeze(1)
+    if explicit:
+        y = _crop(y, image, stride, pads, p["ceil"])
+    # Simd's maximum starts at -FLT_MAX (spec 3.12.3): a window of padding only gives -FLT_MAX, not -inf.
+    y = torch.clamp(y, min=-float(np.finfo(np.float32).max))
     return _from_nchw(y, case.layout, batched)
 
 
