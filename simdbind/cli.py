@@ -84,6 +84,111 @@ def _conformance(args: argparse.Namespace) -> int:
     return 1 if outcome.failed else 0
 
 
+def _bench_command(args: argparse.Namespace) -> str:
+    """The command line that reproduces this run (its options, spelled out)."""
+    import shlex
+
+    words = ["simdbind", "bench"]
+    for library in args.library or []:
+        words += ["--library", library]
+    if args.isa != "all":
+        words += ["--isa", args.isa]
+    if args.mode:
+        words += ["--mode", args.mode]
+    words += ["--peers", args.peers, "--threads", args.threads]
+    for item in args.functions or []:
+        words += ["--functions", item]
+    if args.quick:
+        words.append("--quick")
+    if args.repeats:
+        words += ["--repeats", str(args.repeats)]
+    if args.min_time is not None:
+        words += ["--min-time", str(args.min_time)]
+    if args.timer != "wall":
+        words += ["--timer", args.timer]
+    for option in ("json", "md", "plot"):
+        if getattr(args, option):
+            words += [f"--{option}", getattr(args, option)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """`simdbind bench`: measure, print a table, write JSON / Markdown / plot (see simdbind.bench.harness)."""
+    import json
+
+    from simdbind.bench import harness
+
+    patterns = [p.strip() for item in (args.functions or []) for p in item.split(",") if p.strip()]
+    cases, errors = harness.discover(patterns, quick=args.quick)
+    for module, error in errors.items():
+        print(f"warning: {module}: {error}", file=sys.stderr)
+    if args.list:
+        for case in cases:
+            print(f"{case.family:12s} {case.name}")
+        return 0 if cases else 2
+    if not cases:
+        print("no benchmark cases selected", file=sys.stderr)
+        return 2
+    try:
+        threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    except ValueError:
+        print(f"simdbind: --threads: must be comma-separated integers, got {args.threads!r}", file=sys.stderr)
+        return 2
+    if not threads or min(threads) < 1:
+        print(f"simdbind: --threads: every count must be >= 1, got {args.threads!r}", file=sys.stderr)
+        return 2
+    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    unknown = sorted(set(peers) - set(harness.PEERS))
+    if unknown:
+        print(f"simdbind: --peers: unknown {', '.join(unknown)} (known: {', '.join(harness.PEERS)})", file=sys.stderr)
+        return 2
+    targets = harness.targets(args.library, args.isa, args.mode)
+    repeats = args.repeats or (5 if args.quick else 11)
+    min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
+
+    def progress(m: harness.Measurement) -> None:
+        if m.ok:
+            vs = "  ".join(f"{v:.2f}x vs {k}" for k, v in m.speedup.items())
+            print(f"{m.case:40.40s} {m.threads:>2} {m.implementation:34.34s} {m.median * 1e6:12.3f} us "
+                  f"{m.throughput:10.4g} {m.unit:8s} {vs}", flush=True)
+        else:
+            print(f"{m.case:40.40s} {m.threads:>2} {m.implementation:34.34s} {m.error}", flush=True)
+
+    measurements = harness.run(cases, targets, peers, threads, repeats, min_time, timer=harness.TIMERS[args.timer],
+                               progress=progress)
+    command = _bench_command(args)
+    report = harness.Report(
+        meta={"command": command.strip(), "repeats": repeats, "min_time": min_time, "threads": threads,
+              "timer": args.timer,
+              "peers": peers, "quick": args.quick, "environment": harness.environment(targets),
+              "notes": {c.name: c.note for c in cases if c.note}},
+        measurements=measurements, errors=errors)
+    if args.provisional:
+        report.meta["provisional"] = args.provisional
+    for m in measurements:
+        if m.budget:
+            b = m.budget
+            print(f"overhead {m.case} {m.implementation}: {b['median_us']:.2f} us vs raw {b['baseline_us']:.2f} us, "
+                  f"budget {b['limit_us']:.2f} us: {'met' if b['met'] else 'NOT met'}")
+    for line in harness.family_summary(measurements):
+        print(line.replace("**", ""))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(report.to_dict(), f, indent=1)
+        print(f"json: {args.json}")
+    if args.md:
+        with open(args.md, "w", encoding="utf-8") as f:
+            f.write(harness.to_markdown(report))
+        print(f"markdown: {args.md}")
+    if args.plot:
+        try:
+            print(f"plot: {harness.plot(report, args.plot)}")
+        except RuntimeError as error:
+            print(f"simdbind: {error}", file=sys.stderr)
+            return 2
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="simdbind", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -129,6 +234,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf_diff = conf_sub.add_parser("diff", help="list regressions and fixes between two JSON reports")
     conf_diff.add_argument("old", metavar="OLD.json")
     conf_diff.add_argument("new", metavar="NEW.json")
+
+    bench = sub.add_parser("bench", help="benchmark the bundled library per ISA, external libraries and peers")
+    bench.add_argument("--library", action="append", default=None,
+                       help="'bundled' or a path; repeat for several (default: bundled, plus $SIMD_LIBRARY)")
+    bench.add_argument("--isa", default="all", help="ISA(s) of the bundled library: a name, a,b list or 'all'")
+    bench.add_argument("--mode", choices=("api", "abi"), default=None, help="load the bundled library in this mode")
+    bench.add_argument("--peers", default="numpy,torch,onnxruntime",
+                       help="comma-separated peers to measure when installed (default: %(default)s)")
+    bench.add_argument("--threads", default="1", help="library thread counts, e.g. 1,2 (default: 1)")
+    bench.add_argument("--functions", action="append", help="only cases whose name or family contains this "
+                       "(repeatable, comma-separated)")
+    bench.add_argument("--quick", action="store_true", help="fewer sizes, samples and shorter samples")
+    bench.add_argument("--repeats", type=int, default=None, help="samples per implementation (default 11, quick 5)")
+    bench.add_argument("--min-time", type=float, default=None, help="seconds per sample (default 0.02, quick 0.005)")
+    bench.add_argument("--timer", choices=("wall", "thread"), default="wall",
+                       help="wall clock (default), or the calling thread's CPU time: steadier on a shared machine "
+                       "but blind to other threads (not for --threads > 1 or the gil case)")
+    bench.add_argument("--json", default=None, help="write all measurements and the environment as JSON")
+    bench.add_argument("--md", default=None, help="write the Markdown table for the README")
+    bench.add_argument("--plot", default=None, help="write a PNG of throughput per case (needs matplotlib)")
+    bench.add_argument("--provisional", default=None, help="a caveat printed at the top of the Markdown")
+    bench.add_argument("--list", action="store_true", help="list the selected cases and exit")
+    bench.set_defaults(handler=_bench)
 
     args = parser.parse_args(argv)
     if getattr(args, "seed", 0) is None:

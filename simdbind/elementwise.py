@@ -1,4 +1,4 @@
-"""Elementwise and normalization functions: eltwise (and, with their family, unary, softmax, lrn, shuffle)."""
+"""Elementwise and normalization functions: eltwise, unary, softmax, lrn (and lrn_onnx), shuffle."""
 
 from __future__ import annotations
 
@@ -6,17 +6,23 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simdbind._checks import input_array, output_array
-from simdbind.enums import EltwiseOperation, parse_enum
+from simdbind._checks import F32, bindings, input_array, output_array, size_arg
+from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError
+from simdbind import library as _library_module
 from simdbind.library import Library, default_library
 
-__all__ = ["eltwise"]
+__all__ = ["eltwise", "unary", "softmax", "lrn", "lrn_onnx", "shuffle"]
 
 # Accepted spellings of each operation, for a dictionary lookup on the fast path (parse_enum explains failures).
 _ELTWISE_OPS: dict[object, EltwiseOperation] = {
     **{m.name.lower(): m for m in EltwiseOperation}, **{int(m): m for m in EltwiseOperation}}
 _ONES: dict[int, np.ndarray] = {}
+# eltwise fast path (bench engineer): see "How to keep a wrapper fast" in _checks.py
+_ELTWISE_NAMES: dict[str, EltwiseOperation] = {m.name.lower(): m for m in EltwiseOperation}
+_ONES2_KEY = "eltwise.ones2"  # Bindings.cache key of the unit weights of two inputs, as cdata
+_ELTWISE_FN = "SimdSynetEltwiseLayerForward"
+_ndarray, _empty = np.ndarray, np.empty
 
 
 def _ones(count: int) -> np.ndarray:
@@ -52,9 +58,46 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
     numpy.ndarray
         `out`, or a new array.
     """
-    operation = _ELTWISE_OPS.get(op) if isinstance(op, (str, int)) else None
+    operation = _ELTWISE_NAMES.get(op) if type(op) is str else None  # fast: a str-only dict (no IntEnum __eq__)
     if operation is None:
-        operation = parse_enum(EltwiseOperation, op, "op")
+        operation = _ELTWISE_OPS.get(op) if isinstance(op, (str, int)) else None
+        if operation is None:
+            operation = parse_enum(EltwiseOperation, op, "op")
+    # Fast path (see "How to keep a wrapper fast" in _checks.py): two exact float32 arrays of one shape, default
+    # weights, no `out` or an exact one. It only accepts; anything else, or any doubt, takes the full checks below.
+    if weights is None and (type(inputs) is list or type(inputs) is tuple) and len(inputs) == 2:
+        a, b = inputs
+        if type(a) is _ndarray and type(b) is _ndarray and a.dtype is F32 and b.dtype is F32:
+            shape = a.shape
+            if shape == b.shape and (out is None or (type(out) is _ndarray and out.dtype is F32
+                                                     and out.shape == shape)):
+                lib = library or _library_module._default or default_library()
+                c = lib._bindings or bindings(lib)
+                from_buffer, f32 = c.from_buffer, c.f32
+                try:  # from_buffer refuses non-C-contiguous arrays, and read-only ones when writable is asked
+                    pa, pb = from_buffer(f32, a), from_buffer(f32, b)
+                    if out is None:
+                        result = _empty(shape, F32)
+                        pd = from_buffer(f32, result, True)
+                        ok = True
+                    else:
+                        result, pd, n = out, from_buffer(f32, out, True), len(pa)
+                        # out may be a or b exactly, never overlap either partially (equal sizes: compare pointers)
+                        end = pd + n
+                        ok = ((pd == pa or not (pa < end and pd < pa + n))
+                              and (pd == pb or not (pb < end and pd < pb + n)))
+                except ValueError:
+                    ok = False
+                if ok:
+                    fn = c.functions.get(_ELTWISE_FN) or c.function(_ELTWISE_FN)
+                    if operation == 1:  # EltwiseOperation.SUM with the default unit weights
+                        weight = c.cache.get(_ONES2_KEY)
+                        if weight is None:
+                            weight = c.cache[_ONES2_KEY] = from_buffer(f32, _ones(2))
+                    else:
+                        weight = c.null
+                    fn([pa, pb], weight, 2, len(pa), operation, pd)
+                    return result
     if not isinstance(inputs, (list, tuple)):
         raise ArgumentError(f"inputs: must be a list or tuple of arrays, got {type(inputs).__name__}")
     count = len(inputs)
@@ -87,3 +130,315 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
     library.function("SimdSynetEltwiseLayerForward")(
         ffi.new("float *[]", buffers), weight_ptr, count, out.size, operation, dst)
     return out
+
+
+# -- unary ------------------------------------------------------------------------------------------------------
+_UNARY_OPS: dict[object, UnaryOperation] = {
+    **{m.name.lower(): m for m in UnaryOperation}, **{int(m): m for m in UnaryOperation}}
+
+
+def _overlap_check(out: np.ndarray, array: np.ndarray, out_name: str, array_name: str, ffi: Any,
+                   allow_exact: bool) -> None:
+    """Refuse partial overlap of `out` and an input; exact aliasing only where `allow_exact`."""
+    if not np.may_share_memory(out, array):
+        return
+    exact = (out.__array_interface__["data"][0] == array.__array_interface__["data"][0]
+             and out.nbytes == array.nbytes)
+    if not (allow_exact and exact):
+        rule = "(only exact in-place use is allowed)" if allow_exact else "(in-place use is not allowed)"
+        raise ArgumentError(f"{out_name}: overlaps {array_name} {rule}")
+
+
+def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None, *,
+          library: Library | None = None) -> np.ndarray:
+    """Apply one elementwise operation to a float32 array (``SimdSynetUnaryOperation32f``).
+
+    Parameters
+    ----------
+    x
+        float32 array of any shape.
+    op
+        ``"abs" "ceil" "cos" "erf" "exp" "floor" "log" "neg" "not" "rcp" "round" "rsqrt" "sign" "sin" "sqrt"
+        "tanh" "zero"`` (or :class:`UnaryOperation`, or its value). ``"not"`` is the bitwise NOT of the float's
+        bits, ``"round"`` rounds half away from zero, ``"sign"`` gives -1, 0 or 1 (1 for NaN), ``"zero"`` gives +0.
+        The README's unary table states each operation's exact domain and tolerance.
+    out
+        Optional float32 output of x's shape; may be `x` itself (in place), but must not overlap it partially.
+    library
+        The Simd library to call (default: :func:`simdbind.default_library`).
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new array.
+    """
+    operation = _UNARY_OPS.get(op) if isinstance(op, (str, int)) and not isinstance(op, bool) else None
+    if operation is None:
+        operation = parse_enum(UnaryOperation, op, "op")
+    array = input_array(x, "x", np.float32)
+    out = output_array(out, "out", array.shape, np.float32)
+    library = library or default_library()
+    ffi = library.ffi
+    _overlap_check(out, array, "out", "x", ffi, allow_exact=True)
+    function = library.function("SimdSynetUnaryOperation32f")
+    if array.size:
+        function(ffi.from_buffer("float[]", array), array.size, operation,
+                 ffi.from_buffer("float[]", out, require_writable=True))
+    return out
+
+
+# -- softmax ----------------------------------------------------------------------------------------------------
+def _axis(axis: Any, ndim: int, name: str = "axis") -> int:
+    value = size_arg(axis, name, minimum=-(2 ** 63))
+    if not -ndim <= value < ndim:
+        raise ArgumentError(f"{name}: must be in [{-ndim}, {ndim - 1}] for a {ndim}-d array, got {value}")
+    return value % ndim
+
+
+def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
+            library: Library | None = None) -> np.ndarray:
+    """Softmax along one axis: ``exp(x - max) / sum(exp(x - max))`` (``SimdSynetSoftmax32f`` / ``...Softmax16b``).
+
+    Parameters
+    ----------
+    x
+        An array of at least one dimension: float32, or bfloat16 as ``ml_dtypes.bfloat16`` or raw ``uint16``
+        bit patterns. The result has the same dtype (bf16 results are rounded to nearest even).
+    axis
+        The softmax axis (negative counts from the end). The array is viewed as ``(outer, count, inner)`` around it.
+    out
+        Optional output of x's shape and dtype; must not overlap `x`.
+    library
+        The Simd library to call (default: :func:`simdbind.default_library`). Float32 uses
+        ``SimdSynetSoftmax32f``, or the pre-v7.0.160 name ``SimdSynetSoftmaxLayerForward`` on a library that has
+        only that.
+
+    Notes
+    -----
+    On the bundled library a NaN in a slice makes the slice NaN; +inf entries share the slice's mass equally
+    (``[3, inf, 2] -> [0, 1, 0]``); a slice of only -inf is NaN. Other libraries differ there (README).
+    """
+    dtype = getattr(x, "dtype", None)
+    if isinstance(x, np.ndarray) and dtype is not None and (dtype.name == "bfloat16" or dtype == np.uint16):
+        bf16_kind = dtype
+        array = np.ascontiguousarray(x)
+    else:
+        bf16_kind = None
+        array = input_array(x, "x", np.float32)
+    if array.ndim == 0:
+        raise ArgumentError("x: must have at least one dimension, got a 0-d array")
+    axis = _axis(axis, array.ndim)
+    shape = array.shape
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    count = shape[axis]
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    out = output_array(out, "out", shape, array.dtype, [array])
+    library = library or default_library()
+    ffi = library.ffi
+    if bf16_kind is not None:
+        function = library.function("SimdSynetSoftmax16b")
+        if array.size:
+            function(ffi.from_buffer("uint16_t[]", array.view(np.uint16)), outer, count, inner,
+                     ffi.from_buffer("uint16_t[]", out.view(np.uint16), require_writable=True))
+        return out
+    if library.has("SimdSynetSoftmax32f"):
+        function = library.function("SimdSynetSoftmax32f")
+    else:
+        function = library.function("SimdSynetSoftmaxLayerForward")
+    if array.size:
+        function(ffi.from_buffer("float[]", array), outer, count, inner,
+                 ffi.from_buffer("float[]", out, require_writable=True))
+    return out
+
+
+# -- LRN --------------------------------------------------------------------------------------------------------
+_LAYOUTS = {"nchw": TensorFormat.NCHW, "nhwc": TensorFormat.NHWC}
+
+
+def _layout(layout: Any, name: str = "layout") -> str:
+    if isinstance(layout, TensorFormat):
+        return layout.name.lower()
+    if isinstance(layout, str) and layout.strip().lower() in _LAYOUTS:
+        return layout.strip().lower()
+    raise ArgumentError(f"{name}: must be 'nchw' or 'nhwc', got {layout!r}")
+
+
+def _split_image(shape: tuple[int, ...], layout: str, name: str) -> tuple[int, int, int]:
+    """(batch, channels, spatial) of a (C,H,W)/(N,C,H,W) or (H,W,C)/(N,H,W,C) array."""
+    if len(shape) not in (3, 4):
+        axes = "(C, H, W) or (N, C, H, W)" if layout == "nchw" else "(H, W, C) or (N, H, W, C)"
+        raise ArgumentError(f"{name}: must be {axes} for layout={layout!r}, got {len(shape)} dimensions {shape}")
+    batch = shape[0] if len(shape) == 4 else 1
+    image = shape[-3:]
+    if layout == "nchw":
+        return batch, image[0], image[1] * image[2]
+    return batch, image[2], image[0] * image[1]
+
+
+def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None = None, *,
+        library: Library | None = None) -> np.ndarray:
+    """Local response normalization across channels (``SimdSynetLrnLayerCrossChannels``).
+
+    ``y[c] = x[c] * (k[0] + k[1] * sum(x[i]**2 for i in [c - half, c + half] within the channels)) ** k[2]``,
+    with the power computed as ``exp(log(base) * k[2])`` (a negative base gives NaN) and no division by the
+    window size. For the ONNX / PyTorch parameters use :func:`lrn_onnx`.
+
+    Parameters
+    ----------
+    x
+        float32 image(s): ``(C, H, W)`` or ``(N, C, H, W)`` for ``layout="nchw"``, ``(H, W, C)`` or
+        ``(N, H, W, C)`` for ``"nhwc"``.
+    half
+        Half window size, >= 0 (window ``2*half + 1`` channels, clipped at the edges).
+    k
+        Three coefficients ``(k0, k1, k2)``.
+    layout
+        ``"nchw"`` or ``"nhwc"``.
+    out
+        Optional float32 output of x's shape; must not overlap `x` (the computation is not in-place safe).
+    library
+        The Simd library to call. Upstream builds compute NHWC wrongly when ``channels < 2*half + 1`` (spec 3.3);
+        for such calls on a library other than the bundled one, simdbind computes through NCHW instead
+        (transposing in NumPy), which upstream gets right.
+    """
+    layout = _layout(layout)
+    array = input_array(x, "x", np.float32)
+    batch, channels, spatial = _split_image(array.shape, layout, "x")
+    half = size_arg(half, "half", minimum=0)
+    coefficients = input_array(k, "k", np.float32)
+    if coefficients.shape != (3,):
+        raise ArgumentError(f"k: must hold exactly 3 coefficients (k0, k1, k2), got shape {coefficients.shape}")
+    out = output_array(out, "out", array.shape, np.float32, [array])
+    library = library or default_library()
+    if array.size == 0:
+        return out
+    if library.kind != "bundled":
+        # Upstream NCHW reads past the channels when half > channels (spec 6.4); a window of channels - 1 already
+        # covers every channel, so the result is the same.
+        half = min(half, channels - 1)
+        if layout == "nhwc" and channels < 2 * half + 1:
+            image = array if array.ndim == 4 else array[None]
+            nchw = np.ascontiguousarray(image.transpose(0, 3, 1, 2))
+            result = lrn(nchw, half, coefficients, "nchw", library=library)
+            out[...] = result.transpose(0, 2, 3, 1).reshape(array.shape)
+            return out
+    ffi = library.ffi
+    function = library.function("SimdSynetLrnLayerCrossChannels")
+    src = ffi.from_buffer("float[]", array)
+    dst = ffi.from_buffer("float[]", out, require_writable=True)
+    kptr = ffi.from_buffer("float[]", coefficients)
+    if layout == "nhwc":  # windows never cross pixels, so the batch is just more pixels
+        function(src, half, channels, batch * spatial, kptr, dst, TensorFormat.NHWC)
+    else:
+        step = channels * spatial
+        for n in range(batch):
+            function(src + n * step, half, channels, spatial, kptr, dst + n * step, TensorFormat.NCHW)
+    return out
+
+
+def lrn_onnx(x: Any, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0, layout: str = "nchw",
+             out: np.ndarray | None = None, *, library: Library | None = None) -> np.ndarray:
+    """LRN with the ONNX ``LRN`` / ``torch.nn.LocalResponseNorm`` parameters.
+
+    ``y[c] = x[c] / (bias + alpha / size * sum(x[i]**2 over the size-channel window)) ** beta``, i.e.
+    :func:`lrn` with ``half = (size - 1) / 2`` and ``k = (bias, alpha / size, -beta)``. `size` must be odd
+    (the C function has a symmetric window only).
+    """
+    size = size_arg(size, "size", minimum=1)
+    if size % 2 == 0:
+        raise ArgumentError(f"size: must be odd (a symmetric window of 2*half + 1 channels), got {size}")
+    for name, value in (("alpha", alpha), ("beta", beta), ("bias", bias)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+            raise ArgumentError(f"{name}: must be a real number, got {value!r}")
+    k = np.array([bias, np.float64(alpha) / size, -np.float64(beta)], np.float32)
+    return lrn(x, (size - 1) // 2, k, layout, out, library=library)
+
+
+# -- shuffle ----------------------------------------------------------------------------------------------------
+def shuffle(x0: Any, x1: Any, type: int = 0, layout: str = "nchw", *, channels: tuple[int, int] | None = None,
+            out: tuple[np.ndarray, np.ndarray] | None = None,
+            library: Library | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Channel shuffle of two tensors (``SimdSynetShuffleLayerForward``); returns ``(y0, y1)``.
+
+    type 0 (split): ``cat = concatenate([x0, x1], channel axis)``; ``y0 = cat[even channels]``,
+    ``y1 = cat[odd channels]``; x0 and x1 need even channel counts, and y0, y1 get ``(C0 + C1) / 2`` each.
+    type 1 (interleave, the inverse): x0 and x1 have the same C channels; ``inter[2i] = x0[i]``,
+    ``inter[2i + 1] = x1[i]``; ``y0 = inter[:channels[0]]``, ``y1 = inter[channels[0]:]``. `channels` defaults
+    to ``(C, C)`` and must be two even counts summing to ``2*C``.
+
+    Arrays are float32 ``(C, H, W)`` / ``(N, C, H, W)`` (``"nchw"``) or ``(H, W, C)`` / ``(N, H, W, C)``
+    (``"nhwc"``), with equal batch and spatial sizes. `out` may be a pair of float32 outputs of the result shapes
+    (not overlapping the inputs or each other).
+    """
+    layout = _layout(layout)
+    if isinstance(type, bool) or type not in (0, 1):
+        raise ArgumentError(f"type: must be 0 (split) or 1 (interleave), got {type!r}")
+    a0 = input_array(x0, "x0", np.float32)
+    a1 = input_array(x1, "x1", np.float32)
+    b0, c0, s0 = _split_image(a0.shape, layout, "x0")
+    b1, c1, s1 = _split_image(a1.shape, layout, "x1")
+    if a0.ndim != a1.ndim or b0 != b1 or s0 != s1 or _spatial_shape(a0.shape, layout) != _spatial_shape(a1.shape, layout):
+        raise ArgumentError(f"x1: must have the batch and spatial shape of x0, got {a1.shape} and {a0.shape}")
+    if type == 0:
+        if channels is not None:
+            raise ArgumentError("channels: only used with type=1 (the input channel counts fix type 0)")
+        for name, count in (("x0", c0), ("x1", c1)):
+            if count % 2:
+                raise ArgumentError(f"{name}: channel count must be even for type=0, got {count}")
+        channels0, channels1 = c0, c1
+        out_channels = ((c0 + c1) // 2, (c0 + c1) // 2)
+    else:
+        if c0 != c1:
+            raise ArgumentError(f"x1: must have the channel count of x0 for type=1, got {c1} and {c0}")
+        if channels is None:
+            channels = (c0, c0)
+        if not isinstance(channels, (tuple, list)) or len(channels) != 2:
+            raise ArgumentError(f"channels: must be a pair (channels0, channels1), got {channels!r}")
+        channels0 = size_arg(channels[0], "channels[0]", minimum=0)
+        channels1 = size_arg(channels[1], "channels[1]", minimum=0)
+        if channels0 % 2 or channels1 % 2:
+            raise ArgumentError(f"channels: both counts must be even, got ({channels0}, {channels1})")
+        if channels0 + channels1 != 2 * c0:
+            raise ArgumentError(f"channels: must sum to 2 * {c0} = {2 * c0} (the channels of x0 and x1), "
+                                f"got ({channels0}, {channels1})")
+        out_channels = (channels0, channels1)
+    shapes = tuple(_with_channels(a0.shape, layout, oc) for oc in out_channels)
+    if out is None:
+        y0, y1 = np.empty(shapes[0], np.float32), np.empty(shapes[1], np.float32)
+    else:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise ArgumentError(f"out: must be a pair of arrays (y0, y1), got {type_name(out)}")
+        y0 = output_array(out[0], "out[0]", shapes[0], np.float32, [a0, a1])
+        y1 = output_array(out[1], "out[1]", shapes[1], np.float32, [a0, a1, y0])
+    library = library or default_library()
+    if a0.size + a1.size == 0 or s0 == 0 or b0 == 0:
+        return y0, y1
+    ffi = library.ffi
+    function = library.function("SimdSynetShuffleLayerForward")
+    p0, p1 = ffi.from_buffer("float[]", a0), ffi.from_buffer("float[]", a1)
+    q0 = ffi.from_buffer("float[]", y0, require_writable=True)
+    q1 = ffi.from_buffer("float[]", y1, require_writable=True)
+    # Empty channel runs still need valid pointers; cffi gives one for a zero-size buffer.
+    if layout == "nhwc":
+        function(p0, p1, channels0, channels1, b0 * s0, q0, q1, TensorFormat.NHWC, type)
+    else:
+        in0, in1, out0, out1 = a0.size // b0, a1.size // b0, y0.size // b0, y1.size // b0
+        for n in range(b0):
+            function(p0 + n * in0, p1 + n * in1, channels0, channels1, s0, q0 + n * out0, q1 + n * out1,
+                     TensorFormat.NCHW, type)
+    return y0, y1
+
+
+def type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _spatial_shape(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
+    image = shape[-3:]
+    return tuple(image[1:]) if layout == "nchw" else tuple(image[:2])
+
+
+def _with_channels(shape: tuple[int, ...], layout: str, channels: int) -> tuple[int, ...]:
+    shape = list(shape)
+    shape[-3 if layout == "nchw" else -1] = channels
+    return tuple(shape)

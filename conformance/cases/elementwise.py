@@ -69,3 +69,302 @@ class Eltwise(Function):
         # at most ~2*count roundings of values bounded by sum|w_i x_i| <= count.
         count = case.params["count"]
         return Tolerance(abs=2 * count * count * 2.0 ** -24, why="float32 rounding of each weighted term and step")
+
+
+# -- unary ----------------------------------------------------------------------------------------------------
+UNARY_OPS = tuple(m.name.lower() for m in simdbind.UnaryOperation)
+EXACT_UNARY = ("abs", "ceil", "floor", "neg", "not", "rcp", "round", "sign", "sqrt", "zero")
+#: Tolerance of each inexact operation (spec 4, admitting upstream's documented numerics); the bundled library
+#: is within 2 ulp of the exact result on these (vmath.h), which tests/test_elementwise.py checks.
+UNARY_TOLERANCE = {
+    "exp": Tolerance(rel=1e-5, max_ulp=2, why="polynomial exp: upstream rel ~1e-7, bundled <= 1.5 ulp"),
+    "log": Tolerance(abs=1e-7, rel=1e-5, max_ulp=2, why="upstream's polynomial log: rel ~2e-6"),
+    "erf": Tolerance(abs=1e-6, rel=1e-5, max_ulp=2, why="polynomial erf"),
+    "tanh": Tolerance(abs=2e-7, rel=1e-5, max_ulp=2, why="exp-based tanh: upstream tanh(0) = -2.98e-8"),
+    "sin": Tolerance(abs=1e-6, rel=1e-5, max_ulp=2, why="range reduction + polynomial"),
+    "cos": Tolerance(abs=1e-6, rel=1e-5, max_ulp=2, why="range reduction + polynomial"),
+    "rsqrt": Tolerance(rel=4e-4, why="upstream SSE/AVX2 rsqrtps (rel <= 1.5*2^-12); bundled is exact 1/sqrtf"),
+}
+UNARY_CI_SIZES = (7, 17, 67, 12297)
+UNARY_SMOKE_SIZES = (17,)
+
+
+def unary_main_inputs(op: str, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Inputs inside the op's exact domain (README unary table); upstream's U[-200, 10] where it fits."""
+    def mix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where(rng.random(size) < 0.5, a, b)
+
+    base = rng.uniform(-200, 10, size)
+    if op == "exp":
+        x = mix(rng.uniform(-87, 88, size), rng.uniform(-5, 5, size))
+    elif op in ("log", "sqrt", "rsqrt"):
+        x = mix(rng.uniform(1e-6, 10, size), 10.0 ** rng.uniform(-37, 37, size))
+    elif op == "rcp":
+        x = mix(rng.uniform(1e-6, 10, size), -(10.0 ** rng.uniform(-37, 37, size)))
+    elif op in ("erf", "tanh"):
+        x = mix(base, rng.uniform(-5, 5, size))
+    elif op == "sign":
+        x = np.where(rng.random(size) < 0.1, 0.0, base)
+    else:
+        x = base
+    x = x.astype(np.float32)
+    # Keep out of the sign-of-zero and tie cases (they are in the edge group), and away from exact zeros where
+    # the result's sign differs between upstream's Base and SIMD code (abs, neg).
+    if op == "ceil":
+        x = np.where((x > -1) & (x <= 0), x - np.float32(1.5), x)
+    elif op == "round":
+        frac = np.abs(x - np.trunc(x))
+        x = np.where(frac == 0.5, x + np.float32(0.25), x)
+        x = np.where((x > -0.5) & (x <= 0), x - np.float32(1.25), x)
+    elif op in ("abs", "neg", "floor"):
+        x = np.where(x == 0, np.float32(1), x)
+    return x.astype(np.float32)
+
+
+#: Inputs of the edge group: signed zeros, infinities, NaN, ties, huge and subnormal values, negatives.
+UNARY_SPECIALS = np.array([
+    0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, -0.3, -0.7, 0.3, 2.0 ** 31, -(2.0 ** 31),
+    3e9, -3e9, 1e30, -1e30, 8388609.0, 1e-40, -1e-40, 1.4e-45, 3.4028235e38, -3.4028235e38, -1.0, -2.5e-3, 88.8,
+    -100.0, -104.5, 1e4, -1e5, 0.49999997, -0.49999997, 4.0, 1e-3], np.float32)
+
+
+@register
+class Unary(Function):
+    name = "unary"
+    family = "elementwise"
+    symbols = ("SimdSynetUnaryOperation32f",)
+
+    def cases(self) -> Iterable[Case]:
+        for op in UNARY_OPS:
+            for size in TAIL_SIZES + LARGE_SIZES + (100003,):
+                profiles = ("full",)
+                if size in UNARY_CI_SIZES:
+                    profiles = ("ci", "full")
+                if size in UNARY_SMOKE_SIZES:
+                    profiles = ("smoke", "ci", "full")
+                yield Case(self.name, f"unary {op} size{size}", {"op": op, "size": size, "special": ""},
+                           profiles=profiles)
+            # Edge: the documented behaviour outside the exact domain, at body and tail lane positions.
+            yield Case(self.name, f"unary {op} size{len(UNARY_SPECIALS) * 2 + 3} specials",
+                       {"op": op, "size": len(UNARY_SPECIALS) * 2 + 3, "special": "specials"}, group="edge",
+                       profiles=("ci", "full"))
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        p = case.params
+        if p["special"] == "specials":
+            x = np.concatenate([UNARY_SPECIALS, rng.permutation(UNARY_SPECIALS),
+                                rng.uniform(-10, 10, p["size"] - 2 * len(UNARY_SPECIALS)).astype(np.float32)])
+        else:
+            x = unary_main_inputs(p["op"], p["size"], rng)
+        return {"x": x.astype(np.float32)}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        y = simdbind.unary(inputs["x"], case.params["op"], library=library)
+        return y.view(np.uint32) if case.params["op"] == "not" else y  # bitwise: compare the bits
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        y = reference.unary(inputs["x"], case.params["op"])
+        return y.view(np.uint32) if case.params["op"] == "not" else y
+
+    def tolerance(self, case: Case) -> Tolerance:
+        op = case.params["op"]
+        return EXACT if op in EXACT_UNARY else UNARY_TOLERANCE[op]
+
+
+# -- softmax --------------------------------------------------------------------------------------------------
+#: (outer, count, inner) of upstream's tests (spec 5.2) and shapes crossing every lane count and tail.
+SOFTMAX_UPSTREAM = ((392, 49, 1), (21825, 2, 1), (50, 10, 100), (13666, 3, 1), (749, 49, 1), (3136, 196, 1))
+SOFTMAX_TAILS = tuple((3, count, 1) for count in range(1, 68)) + tuple((2, 5, inner) for inner in range(2, 34))
+SOFTMAX_CI = {(392, 49, 1), (50, 10, 100), (21825, 2, 1), (3, 1, 1), (3, 7, 1), (3, 17, 1), (3, 67, 1), (2, 5, 3),
+              (2, 5, 17), (2, 5, 33)}
+SOFTMAX_SMOKE = {(3, 17, 1), (2, 5, 17)}
+SOFTMAX_NONFINITE = ("nan", "posinf", "neginf", "all_neginf")
+
+
+def _softmax_cases(function: str, dtype: str) -> Iterable[Case]:
+    for shape in SOFTMAX_UPSTREAM + SOFTMAX_TAILS:
+        for data in ("wide", "unit"):
+            profiles = ("full",)
+            if shape in SOFTMAX_CI and (data == "unit" or shape in SOFTMAX_UPSTREAM):
+                profiles = ("ci", "full")
+            if shape in SOFTMAX_SMOKE and data == "unit":
+                profiles = ("smoke", "ci", "full")
+            o, c, i = shape
+            yield Case(function, f"{function} o{o} c{c} i{i} {data}",
+                       {"outer": o, "count": c, "inner": i, "data": data, "special": ""}, dtype=dtype,
+                       profiles=profiles)
+    for special in SOFTMAX_NONFINITE:
+        for o, c, i in ((8, 13, 1), (3, 5, 19)):
+            yield Case(function, f"{function} o{o} c{c} i{i} {special}",
+                       {"outer": o, "count": c, "inner": i, "data": "unit", "special": special}, dtype=dtype,
+                       group="edge", profiles=("ci", "full"))
+
+
+def _softmax_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
+    p = case.params
+    shape = (p["outer"], p["count"], p["inner"])
+    if p["data"] == "wide":  # upstream's data: U[-1000, 0] (float32) or U[-1, 1] (bf16)
+        x = rng.uniform(-1000, 0, shape) if case.dtype == "float32" else rng.uniform(-1, 1, shape)
+    else:
+        x = rng.uniform(-10, 10, shape)
+    x = x.astype(np.float32)
+    special = p["special"]
+    if special:
+        # Every other slice gets non-finite values, at random positions of the slice.
+        chosen = rng.random(shape) < 0.25
+        chosen[1::2] = False
+        if special == "nan":
+            x[chosen] = np.nan
+        elif special == "posinf":
+            x[chosen] = np.inf
+        elif special == "neginf":
+            x[chosen] = -np.inf
+        else:
+            x[0::2] = -np.inf
+    return x
+
+
+@register
+class Softmax(Function):
+    name = "softmax"
+    family = "elementwise"
+    symbols = ("SimdSynetSoftmax32f",)
+
+    def cases(self) -> Iterable[Case]:
+        return _softmax_cases(self.name, "float32")
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        return {"x": _softmax_inputs(case, rng)}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        return simdbind.softmax(inputs["x"], axis=1, library=library)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        return reference.softmax(inputs["x"], axis=1)
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return Tolerance(abs=1e-6, why="spec 4: abs 1e-6 for outputs in [0, 1] (polynomial exp, float32 sums)")
+
+
+@register
+class Softmax16b(Function):
+    name = "softmax16b"
+    family = "elementwise"
+    symbols = ("SimdSynetSoftmax16b",)
+
+    def cases(self) -> Iterable[Case]:
+        return _softmax_cases(self.name, "bfloat16")
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        return {"x": reference.bf16_round(_softmax_inputs(case, rng))}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        # Raw uint16 bits in and out; compared as the float32 values they encode.
+        return reference.bf16_to_float(simdbind.softmax(inputs["x"], axis=1, library=library))
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        return reference.bf16_to_float(reference.softmax16b(inputs["x"], axis=1))
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return Tolerance(max_ulp=1 << 16, why="spec 4: 1 bf16 ulp (= 2^16 float32 ulps) of bf16(softmax64(x))")
+
+
+# -- LRN ------------------------------------------------------------------------------------------------------
+#: (batch, half, channels, height, width): upstream's (2, 96, 128) and (2, 87, 137) as HxW 8x16 and 1x137,
+#: small channel counts around 2*half + 1 (NHWC upstream defect, spec 3.3), batch > 1, every tail.
+LRN_SHAPES = ((1, 2, 96, 8, 16), (1, 2, 87, 1, 137), (1, 2, 4, 3, 5), (1, 2, 5, 3, 5), (1, 3, 3, 2, 7),
+              (1, 0, 7, 3, 3), (1, 1, 1, 1, 17), (2, 2, 19, 5, 3), (3, 1, 33, 1, 9), (1, 5, 17, 2, 2),
+              (1, 2, 8, 1, 1), (2, 4, 67, 1, 5), (1, 7, 6, 3, 3))
+LRN_CI = {(1, 2, 96, 8, 16), (1, 2, 87, 1, 137), (1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (2, 2, 19, 5, 3),
+          (1, 5, 17, 2, 2), (2, 4, 67, 1, 5)}
+LRN_K = {"caffe": (1.0, 0.1, -0.75), "onnx": (2.0, 1e-4 / 5, -0.75)}
+
+
+@register
+class Lrn(Function):
+    name = "lrn"
+    family = "elementwise"
+    symbols = ("SimdSynetLrnLayerCrossChannels",)
+
+    def cases(self) -> Iterable[Case]:
+        for shape in LRN_SHAPES:
+            n, half, c, h, w = shape
+            for layout in ("nchw", "nhwc"):
+                for kname in LRN_K:
+                    profiles = ("ci", "full") if shape in LRN_CI and kname == "caffe" else ("full",)
+                    if shape == (1, 2, 4, 3, 5) and kname == "caffe":
+                        profiles = ("smoke",) + profiles
+                    yield Case(self.name, f"lrn n{n} half{half} c{c} h{h} w{w} {layout} k-{kname}",
+                               {"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname},
+                               layout=layout, profiles=profiles)
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        p = case.params
+        shape = (p["channels"], p["height"], p["width"]) if case.layout == "nchw" else \
+            (p["height"], p["width"], p["channels"])
+        if p["batch"] > 1:
+            shape = (p["batch"],) + shape
+        return {"x": rng.uniform(-10, 10, shape).astype(np.float32), "k": np.array(LRN_K[p["k"]], np.float32)}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        return simdbind.lrn(inputs["x"], case.params["half"], inputs["k"], case.layout, library=library)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        return reference.lrn(inputs["x"], case.params["half"], inputs["k"], case.layout)
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return Tolerance(rel=2e-5, why="spec 4: Pow = exp(log(b) * k2) with polynomial exp/log; float32 window sums")
+
+
+# -- shuffle --------------------------------------------------------------------------------------------------
+#: (batch, channels0, channels1, height, width): upstream's (42, 54, 128) and (52, 46, 137), small and tails.
+SHUFFLE_SHAPES = ((1, 42, 54, 8, 16), (1, 52, 46, 1, 137), (1, 2, 2, 1, 1), (1, 2, 4, 3, 5), (2, 6, 2, 2, 3),
+                  (3, 4, 8, 1, 7), (1, 0, 4, 2, 2), (1, 18, 34, 1, 17))
+SHUFFLE_CI = {(1, 42, 54, 8, 16), (1, 2, 4, 3, 5), (2, 6, 2, 2, 3), (1, 0, 4, 2, 2)}
+
+
+@register
+class Shuffle(Function):
+    name = "shuffle"
+    family = "elementwise"
+    symbols = ("SimdSynetShuffleLayerForward",)
+
+    def cases(self) -> Iterable[Case]:
+        for shape in SHUFFLE_SHAPES:
+            n, c0, c1, h, w = shape
+            for layout in ("nchw", "nhwc"):
+                for shuffle_type in (0, 1):
+                    profiles = ("ci", "full") if shape in SHUFFLE_CI else ("full",)
+                    if shape == (2, 6, 2, 2, 3):
+                        profiles = ("smoke",) + profiles
+                    yield Case(self.name, f"shuffle type{shuffle_type} n{n} c{c0}+{c1} h{h} w{w} {layout}",
+                               {"type": shuffle_type, "batch": n, "channels0": c0, "channels1": c1, "height": h,
+                                "width": w}, layout=layout, profiles=profiles)
+
+    def _shape(self, case: Case, channels: int) -> tuple[int, ...]:
+        p = case.params
+        shape = (channels, p["height"], p["width"]) if case.layout == "nchw" else (p["height"], p["width"], channels)
+        return ((p["batch"],) + shape) if p["batch"] > 1 else shape
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        p = case.params
+        if p["type"] == 0:
+            c0, c1 = p["channels0"], p["channels1"]
+        else:
+            c0 = c1 = (p["channels0"] + p["channels1"]) // 2
+        return {"x0": rng.uniform(-10, 10, self._shape(case, c0)).astype(np.float32),
+                "x1": rng.uniform(-10, 10, self._shape(case, c1)).astype(np.float32)}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        p = case.params
+        channels = (p["channels0"], p["channels1"]) if p["type"] == 1 else None
+        return simdbind.shuffle(inputs["x0"], inputs["x1"], p["type"], case.layout, channels=channels,
+                                library=library)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        p = case.params
+        return reference.shuffle(inputs["x0"], inputs["x1"], p["type"], case.layout,
+                                 (p["channels0"], p["channels1"]))
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return EXACT

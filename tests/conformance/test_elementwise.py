@@ -4,7 +4,7 @@ import pytest
 
 from tests.conformance.check import check
 
-pytestmark = pytest.mark.conformance("eltwise")
+pytestmark = pytest.mark.conformance("eltwise", "unary", "softmax", "softmax16b", "lrn", "shuffle")
 
 
 def test_conformance(implementation, function, case, seed):

@@ -1,0 +1,158 @@
+/*
+ * softmax.dispatch.c: SimdSynetSoftmax32f and SimdSynetSoftmax16b kernels, compiled once per ISA.
+ *
+ * The tensor is [outer][count][inner]; every (o, i) slice along count becomes exp(x - max) / sum, with the max
+ * subtracted first (spec 3.5) and vexp (<= 1.5 ulp). Non-finite inputs get the mathematical limit:
+ *   - a NaN anywhere in a slice makes the whole slice NaN;
+ *   - otherwise, if the slice holds +inf, the +inf entries share the mass equally and the rest are 0
+ *     ([3, inf, 2] -> [0, 1, 0]; [inf, inf, 1] -> [0.5, 0.5, 0]);
+ *   - -inf entries give 0; a slice of only -inf has no limit and gives NaN (as 0/0).
+ * Lanes run over `inner` (inner > 1) or along the slice (inner == 1); tails use partial loads/stores of the same
+ * lane-wise code. bf16: exact widening, the float32 algorithm, round-to-nearest-even narrowing with upstream's bit
+ * formula (internal/bf16.h); exponentials are recomputed in the last pass instead of stored.
+ */
+#include "simd_synet.h"
+#include "internal/vmath.h"
+
+typedef uint16_t vh __attribute__((vector_size(SB_W * 2)));
+typedef uint16_t vh_mem __attribute__((vector_size(SB_W * 2), aligned(2), may_alias));
+
+SB_INLINE vf load_bf16(const uint16_t * p) { return vfloat_bits((vi)(__builtin_convertvector(*(const vh_mem *)p, vu) << 16)); }
+SB_INLINE vf load_bf16_n(const uint16_t * p, size_t n)
+{
+    vh h = {0};
+    memcpy(&h, p, n * 2);
+    return vfloat_bits((vi)(__builtin_convertvector(h, vu) << 16));
+}
+SB_INLINE vh to_bf16(vf v)
+{
+    vu u = (vu)vbits(v);
+    return __builtin_convertvector((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16, vh);
+}
+SB_INLINE void store_bf16(uint16_t * p, vf v) { *(vh_mem *)p = to_bf16(v); }
+SB_INLINE void store_bf16_n(uint16_t * p, vf v, size_t n) { vh h = to_bf16(v); memcpy(p, &h, n * 2); }
+
+/* e = exp(x - m), or for a lane whose max is +inf: 1 where x is +inf, else 0. */
+SB_INLINE vf softmax_term(vf x, vf m, vi m_inf)
+{
+    return vselect(m_inf, vselect(x == vset1(INFINITY), vset1(1.0f), vset1(0.0f)), vexp(x - m));
+}
+
+/* ---- inner == 1: one contiguous slice of `count` values, lanes along the slice ------------------------------- */
+
+#define ROW_KERNEL(NAME, T, LOAD, LOAD_N, STORE, STORE_N, STORE_TERMS)                                            \
+    static void NAME(const T * src, size_t count, T * dst)                                                        \
+    {                                                                                                             \
+        size_t c;                                                                                                 \
+        vf m = vset1(-INFINITY);                                                                                  \
+        vi nan = vset1i(0);                                                                                       \
+        for (c = 0; c + SB_W <= count; c += SB_W) {                                                               \
+            vf x = LOAD(src + c);                                                                                 \
+            nan |= x != x;                                                                                        \
+            m = vmax(m, x);                                                                                       \
+        }                                                                                                         \
+        if (c < count) {                                                                                          \
+            vf x = vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count), LOAD_N(src + c, count - c), \
+                vset1(-INFINITY));                                                                                \
+            nan |= x != x;                                                                                        \
+            m = vmax(m, x);                                                                                       \
+        }                                                                                                         \
+        float mx = vreduce_max(m);                                                                                \
+        if (sb_vm_any(nan)) {                                                                                     \
+            for (c = 0; c + SB_W <= count; c += SB_W) STORE(dst + c, vset1(NAN));                                  \
+            if (c < count) STORE_N(dst + c, vset1(NAN), count - c);                                               \
+            return;                                                                                               \
+        }                                                                                                         \
+        vf vm = vset1(mx);                                                                                        \
+        vi m_inf = vm == vset1(INFINITY);                                                                         \
+        vf sum = vset1(0.0f);                                                                                     \
+        for (c = 0; c + SB_W <= count; c += SB_W) {                                                               \
+            vf e = softmax_term(LOAD(src + c), vm, m_inf);                                                        \
+            sum += e;                                                                                             \
+            if (STORE_TERMS) STORE(dst + c, e);                                                                   \
+        }                                                                                                         \
+        if (c < count) {                                                                                          \
+            vf e = softmax_term(LOAD_N(src + c, count - c), vm, m_inf);                                           \
+            e = vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count), e, vset1(0.0f));          \
+            sum += e;                                                                                             \
+            if (STORE_TERMS) STORE_N(dst + c, e, count - c);                                                      \
+        }                                                                                                         \
+        vf k = vset1(1.0f / vreduce_add(sum));                                                                    \
+        for (c = 0; c + SB_W <= count; c += SB_W)                                                                 \
+            STORE(dst + c, (STORE_TERMS ? LOAD((const T *)dst + c) : softmax_term(LOAD(src + c), vm, m_inf)) * k); \
+        if (c < count)                                                                                            \
+            STORE_N(dst + c,                                                                                      \
+                (STORE_TERMS ? LOAD_N((const T *)dst + c, count - c) : softmax_term(LOAD_N(src + c, count - c), vm, m_inf)) * k, \
+                count - c);                                                                                       \
+    }
+
+/* ---- inner > 1: lanes across `inner`, the slice strided by `inner` ------------------------------------------ */
+
+#define COLUMN_KERNEL(NAME, T, LOAD, LOAD_N, STORE, STORE_N, STORE_TERMS)                                         \
+    static void NAME(const T * src, size_t count, size_t inner, T * dst)                                          \
+    {                                                                                                             \
+        for (size_t i = 0; i < inner; i += SB_W) {                                                                \
+            size_t n = inner - i < SB_W ? inner - i : SB_W;                                                       \
+            vf m = vset1(-INFINITY);                                                                              \
+            vi nan = vset1i(0);                                                                                   \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                vf x = n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n);                    \
+                nan |= x != x;                                                                                    \
+                m = vmax(m, x);                                                                                   \
+            }                                                                                                     \
+            vi m_inf = m == vset1(INFINITY);                                                                      \
+            vf sum = vset1(0.0f);                                                                                 \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                vf e = softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf); \
+                sum += e;                                                                                         \
+                if (STORE_TERMS) {                                                                                \
+                    if (n == SB_W) STORE(dst + c * inner + i, e); else STORE_N(dst + c * inner + i, e, n);        \
+                }                                                                                                 \
+            }                                                                                                     \
+            vf k = vselect(nan, vset1(NAN), vset1(1.0f) / sum);                                                   \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                T * d = dst + c * inner + i;                                                                      \
+                vf e = STORE_TERMS ? (n == SB_W ? LOAD((const T *)d) : LOAD_N((const T *)d, n))                   \
+                    : softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf); \
+                if (n == SB_W) STORE(d, e * k); else STORE_N(d, e * k, n);                                        \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+SB_INLINE vi sb_lane_index(void)
+{
+    vi index;
+    for (int i = 0; i < SB_W; ++i) index[i] = i;
+    return index;
+}
+
+ROW_KERNEL(row32f, float, vload, vload_n, vstore, vstore_n, 1)
+COLUMN_KERNEL(column32f, float, vload, vload_n, vstore, vstore_n, 1)
+ROW_KERNEL(row16b, uint16_t, load_bf16, load_bf16_n, store_bf16, store_bf16_n, 0)
+COLUMN_KERNEL(column16b, uint16_t, load_bf16, load_bf16_n, store_bf16, store_bf16_n, 0)
+
+void SB_FN(softmax32f)(const float * src, size_t outer, size_t count, size_t inner, float * dst)
+{
+    if (count == 0 || inner == 0)
+        return;
+    size_t slice = count * inner;
+    for (size_t o = 0; o < outer; ++o) {
+        if (inner == 1)
+            row32f(src + o * slice, count, dst + o * slice);
+        else
+            column32f(src + o * slice, count, inner, dst + o * slice);
+    }
+}
+
+void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t inner, uint16_t * dst)
+{
+    if (count == 0 || inner == 0)
+        return;
+    size_t slice = count * inner;
+    for (size_t o = 0; o < outer; ++o) {
+        if (inner == 1)
+            row16b(src + o * slice, count, dst + o * slice);
+        else
+            column16b(src + o * slice, count, inner, dst + o * slice);
+    }
+}

@@ -1,0 +1,79 @@
+/*
+ * unary.dispatch.c: SimdSynetUnaryOperation32f's kernel, compiled once per ISA.
+ *
+ * Every operation is one lane-wise vector expression used for the body and, through vload_n/vstore_n, for the
+ * tail, so one output never mixes two semantics. The contract (simdbind README, "unary"):
+ *   abs    IEEE abs: clears the sign bit (abs(+-0) == +0)        neg    IEEE negation: flips the sign bit
+ *   ceil, floor  IEEE ceil/floor for every float (|x| >= 2^23, +-inf, NaN unchanged; ceil(-0.5) == -0)
+ *   round  half away from zero (C round) for every float; round(-0.3) == -0
+ *   not    bitwise NOT of the float's bits                      rcp    1.0f / x (IEEE division)
+ *   rsqrt  1.0f / sqrtf(x): two IEEE roundings, bit-exact with upstream's Base expression
+ *   sign   x < 0 ? -1 : (x == 0 ? 0 : 1), so sign(NaN) == 1 and sign(-0) == +0
+ *   sqrt   IEEE sqrt                                             zero   +0 for every input
+ *   exp, log, erf, tanh, sin, cos  internal/vmath.h (<= 1.5 ulp, NaN/Inf as documented there)
+ */
+#include "simd_synet.h"
+#include "internal/vmath.h"
+
+#define UNARY_KERNEL(NAME, EXPR)                                                    \
+    static void NAME(const float * src, size_t size, float * dst)                   \
+    {                                                                               \
+        size_t i = 0;                                                               \
+        for (; i + 2 * SB_W <= size; i += 2 * SB_W) {                               \
+            vf x0 = vload(src + i), x1 = vload(src + i + SB_W);                     \
+            vf y0, y1;                                                              \
+            { vf x = x0; y0 = (EXPR); }                                             \
+            { vf x = x1; y1 = (EXPR); }                                             \
+            vstore(dst + i, y0);                                                    \
+            vstore(dst + i + SB_W, y1);                                             \
+        }                                                                           \
+        for (; i + SB_W <= size; i += SB_W) {                                       \
+            vf x = vload(src + i);                                                  \
+            vstore(dst + i, (EXPR));                                                \
+        }                                                                           \
+        if (i < size) {                                                             \
+            vf x = vload_n(src + i, size - i);                                      \
+            vstore_n(dst + i, (EXPR), size - i);                                    \
+        }                                                                           \
+    }
+
+SB_INLINE vf op_round(vf x)
+{
+    vf t = vround_mode(x, SB_ROUND_TRUNC);
+    vf d = vabs(x - t); /* exact: |x| < 2^23 or t == x */
+    vf one = vfloat_bits(vset1i(0x3f800000) | (vbits(x) & vset1i((int32_t)0x80000000u)));
+    return vselect(d >= vset1(0.5f), t + one, t);
+}
+
+SB_INLINE vf op_sign(vf x)
+{
+    return vselect(x < vset1(0.0f), vset1(-1.0f), vselect(x == vset1(0.0f), vset1(0.0f), vset1(1.0f)));
+}
+
+UNARY_KERNEL(unary_abs, vabs(x))
+UNARY_KERNEL(unary_ceil, vround_mode(x, SB_ROUND_CEIL))
+UNARY_KERNEL(unary_cos, vcos(x))
+UNARY_KERNEL(unary_erf, verf(x))
+UNARY_KERNEL(unary_exp, vexp(x))
+UNARY_KERNEL(unary_floor, vround_mode(x, SB_ROUND_FLOOR))
+UNARY_KERNEL(unary_log, vlog(x))
+UNARY_KERNEL(unary_neg, vfloat_bits(vbits(x) ^ vset1i((int32_t)0x80000000u)))
+UNARY_KERNEL(unary_not, vfloat_bits(~vbits(x)))
+UNARY_KERNEL(unary_rcp, vset1(1.0f) / x)
+UNARY_KERNEL(unary_round, op_round(x))
+UNARY_KERNEL(unary_rsqrt, vset1(1.0f) / vsqrt(x))
+UNARY_KERNEL(unary_sign, op_sign(x))
+UNARY_KERNEL(unary_sin, vsin(x))
+UNARY_KERNEL(unary_sqrt, vsqrt(x))
+UNARY_KERNEL(unary_tanh, vtanh(x))
+UNARY_KERNEL(unary_zero, ((void)x, vset1(0.0f)))
+
+void SB_FN(unary)(const float * src, size_t size, SimdSynetUnaryOperation32fType type, float * dst)
+{
+    static void (* const kernels[])(const float *, size_t, float *) = {
+        unary_abs, unary_ceil, unary_cos, unary_erf, unary_exp, unary_floor, unary_log, unary_neg, unary_not,
+        unary_rcp, unary_round, unary_rsqrt, unary_sign, unary_sin, unary_sqrt, unary_tanh, unary_zero,
+    };
+    if ((unsigned)type < sizeof(kernels) / sizeof(kernels[0]))
+        kernels[type](src, size, dst);
+}
