@@ -219,7 +219,7 @@ def test_pytest_marks_catalogued_cases_xfail_and_reports_xpass(tmp_path):
     env = dict(os.environ, SIMDBIND_DEVIATIONS=str(tmp_path))
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-rX",
                           "tests/conformance/test_elementwise.py", "--profile", "smoke", "--isa", "base",
-                          "--case-filter", "max", "--report-json", str(tmp_path / "r.json")],
+                          "--case-filter", "eltwise max", "--report-json", str(tmp_path / "r.json")],
                          capture_output=True, text=True, env=env, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "XPASS tests/conformance/test_elementwise.py::test_conformance[bundled-base:eltwise max n2 size17]" \

@@ -21,6 +21,11 @@ from conformance.adapters import Unsupported, adapter
 from conformance.adapters.onnx_model import model, node, session
 
 
+def _groups(p: dict[str, Any]) -> int:
+    """The convolution's group count (case parameter "groups"; "group" in early case modules)."""
+    return int(p["groups"] if "groups" in p else p["group"])
+
+
 def _activation_nodes(kind: str, params: Any, channels: int, rank: int, channel_axis: int
                       ) -> tuple[list[Any], dict[str, np.ndarray]]:
     """Nodes from "pre" to "y" computing the Simd activation, and the initializers they need."""
@@ -114,7 +119,7 @@ def convolution32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     top, left, bottom, right = p["pad"]
     act, initializers = _activation_nodes(p["activation"], inputs["params"], p["dst_c"], 4, 1)
     attributes = dict(kernel_shape=list(p["kernel"]), strides=list(p["stride"]), dilations=list(p["dilation"]),
-                      pads=[top, left, bottom, right], group=p["groups"])
+                      pads=[top, left, bottom, right], group=_groups(p))
     key = ("conv", tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(attributes.items())),
            p["activation"], None if inputs["params"] is None else tuple(np.asarray(inputs["params"]).ravel()))
     build = lambda: model([node("Conv", ["x", "w", "b"], ["pre"], **attributes)] + act,  # noqa: E731

@@ -18,6 +18,11 @@ from conformance.adapters import adapter
 from conformance.adapters.activation_torch import activate
 
 
+def _groups(p: dict[str, Any]) -> int:
+    """The convolution's group count (case parameter "groups"; "group" in early case modules)."""
+    return int(p["groups"] if "groups" in p else p["group"])
+
+
 @adapter("torch", "convolution32f")
 def convolution32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     p = case.params
@@ -29,7 +34,7 @@ def convolution32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     top, left, bottom, right = p["pad"]
     src = F.pad(src.contiguous(), (left, right, top, bottom))
     bias = torch.from_numpy(np.ascontiguousarray(inputs["bias"], np.float32))
-    y = F.conv2d(src, weight.contiguous(), bias, tuple(p["stride"]), 0, tuple(p["dilation"]), p["groups"])
+    y = F.conv2d(src, weight.contiguous(), bias, tuple(p["stride"]), 0, tuple(p["dilation"]), _groups(p))
     y = activate(y, p["activation"], inputs["params"], channel_dim=1)
     if case.layout == "nhwc":
         y = y.permute(0, 2, 3, 1)
