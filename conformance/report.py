@@ -398,15 +398,17 @@ table.kv td { padding: 2px 14px 2px 0; vertical-align: top; } table.kv td:first-
 table.matrix { background: #fff; border: 1px solid var(--line); }
 table.matrix th, table.matrix td { border: 1px solid var(--line); padding: 5px 9px; text-align: left; }
 table.matrix thead th { background: #eef1f5; position: sticky; top: 0; z-index: 1; font-weight: 600; }
-table.matrix th.impl { text-align: center; min-width: 128px; }
+table.matrix th.impl { text-align: center; min-width: 112px; }
 table.matrix th.impl small { display: block; font-weight: 400; color: #5b6572; }
 table.matrix td.fn { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-weight: 600; }
+table.matrix td.fn small { display: block; font-weight: 400; color: #5b6572; font-size: 11px; }
 table.matrix td.dim { color: #39424e; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; }
-table.matrix td.tol { color: #5b6572; font-size: 12px; max-width: 220px; }
-td.cell { text-align: center; padding: 0 !important; min-width: 128px; }
+table.matrix td.tol { color: #5b6572; font-size: 12px; max-width: 120px; }
+td.cell { text-align: center; padding: 0 !important; min-width: 112px; }
 td.cell a, td.cell div { display: block; padding: 5px 8px; color: inherit; text-decoration: none; }
 td.cell b { font-size: 14px; } td.cell small { display: block; font-size: 11px; opacity: .85; }
-td.cell small.note { display: inline; margin-left: 4px; } td.cell small.worst { white-space: nowrap; }
+td.cell small.note { display: inline; margin-left: 4px; }
+td.cell small.worst { white-space: nowrap; font-size: 10.5px; }
 td.cell.skip small { max-width: 170px; margin: 0 auto; }
 td.cell.pass { background: var(--pass-bg); color: #145a32; } td.cell.fail { background: var(--fail-bg); color: #8e1b1b; }
 td.cell.known { background: var(--known-bg); color: #7a4a00; } td.cell.xpass { background: var(--xpass-bg); color: #0d3c78; }
@@ -526,7 +528,7 @@ def html_report(run: Run, max_cases_per_cell: int = 200) -> str:
                "<span style='background:var(--xpass-bg)'>catalogued, passed</span>"
                "<span style='background:var(--skip-bg)'>skipped</span></span>"
                "<span>cell: passed/run · worst error (ULP, relative); click a coloured cell for its cases</span></div>")
-    out.append("<table class=matrix><thead><tr><th>family</th><th>function</th><th>variant</th><th>dtype</th>"
+    out.append("<table class=matrix><thead><tr><th>function</th><th>variant</th><th>dtype</th>"
                "<th>layout</th><th>group</th><th>tolerance</th>")
     for impl in impls:
         info = impl_info.get(impl, {})
@@ -539,8 +541,8 @@ def html_report(run: Run, max_cases_per_cell: int = 200) -> str:
         good = all(c is None or c.status in ("pass", "skip", "none") for c in row_cells)
         tolerances = sorted(set().union(*[c.tolerances for c in row_cells if c is not None]))
         tol = tolerances[0] if len(tolerances) == 1 else (f"{len(tolerances)} tolerances" if tolerances else "")
-        out.append(f"<tr class='row {'good' if good else 'bad'}'><td class=dim>{_e(row[0])}</td>"
-                   f"<td class=fn>{_e(row[1])}</td>" + "".join(f"<td class=dim>{_e(x)}</td>" for x in row[2:])
+        out.append(f"<tr class='row {'good' if good else 'bad'}'><td class=fn><small>{_e(row[0])}</small>"
+                   f"{_e(row[1])}</td>" + "".join(f"<td class=dim>{_e(x)}</td>" for x in row[2:])
                    + f"<td class=tol title='{_e('; '.join(tolerances))}'>{_e(tol)}</td>")
         for column, (impl, cell) in enumerate(zip(impls, row_cells)):
             listed = [r for r in (cell.results if cell else []) if r.status != "skip"]
