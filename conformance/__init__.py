@@ -3,6 +3,11 @@
 * ``conformance.reference``: one module per family, mirroring ``simdbind``'s, written from the contract only.
 * ``conformance.cases``: one module per family; each function there is a :class:`~conformance.model.Function`
   (its cases, inputs, how to call it, its reference and its tolerance), registered by name.
-* ``conformance.runner``: runs functions x implementations x cases and returns results that the CLI prints and
-  the pytest modules assert on.
+* ``conformance.runner``: runs functions x implementations x cases (in worker processes if asked) and returns
+  results that the CLI prints and the pytest modules assert on; ``conformance.report`` writes them (JSON, JUnit,
+  Markdown, HTML matrix) and diffs two runs.
+* ``conformance.implementations``: what runs the cases: a library at one ISA, or an adapter
+  (``conformance.adapters``: PyTorch and ONNX Runtime, for cross-validation).
+* ``conformance.deviations``: the catalogue of known deviations (data in ``conformance/deviations/*.json``).
+* ``conformance.strategies``: hypothesis settings profiles and common strategies.
 """

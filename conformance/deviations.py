@@ -45,45 +45,67 @@ def _compare(left: tuple[int, ...], op: str, right: tuple[int, ...]) -> bool:
 
 @dataclass
 class VersionRange:
-    """"all" / "*", or clauses like ">=7.0.160, <7.2", "7.1.162" (exactly), "7.0.160 - 7.1.162" (inclusive)."""
+    """Which versions an entry affects. Forms (a list of strings: all must hold):
+
+    * ``"all"`` / ``"*"``: every version;
+    * comparison clauses joined by commas, all of which must hold: ``">=7.0.160, <7.2"``; a bare version is exact;
+    * an inclusive range: ``"7.0.160 - 7.1.162"`` or ``"v7.0.160 .. v7.1.162"``;
+    * alternatives joined by ``" and "``, ``" or "``, ``";"`` or ``"|"``, any of which may hold; the words
+      ``master``/``head``/``later`` stand for "the newest version named here and every later one", so
+      ``"v5.0.115 .. v7.1.162 and master"`` is ``>=5.0.115``;
+    * text in parentheses is a comment.
+    """
 
     text: str
-    clauses: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    alternatives: list[list[tuple[str, tuple[int, ...]]]] = field(default_factory=list)  # OR of ANDs; [] = all
 
     @classmethod
     def parse(cls, value: Any) -> "VersionRange":
-        if isinstance(value, list):
-            value = ", ".join(str(v) for v in value)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = ", ".join(value)
         if not isinstance(value, str):
             raise ValueError(f"must be a string or a list of strings, got {value!r}")
         text = value.strip()
         result = cls(text)
-        if text.lower() in ("", "*", "all", "any"):
+        bare = re.sub(r"\([^)]*\)", " ", text).strip()
+        if bare.lower() in ("", "*", "all", "any"):
             return result
-        for part in text.split(","):
-            if " - " in part:
-                low, high = part.split(" - ", 1)
-                result.clauses += [(">=", cls._number(low, text)), ("<=", cls._number(high, text))]
+        newest = max((tuple(int(x) for x in m.split(".")) for m in re.findall(r"\d+(?:\.\d+)+", bare)), default=None)
+        for alternative in re.split(r"\s+(?:and|or)\s+|;|\|", bare, flags=re.IGNORECASE):
+            alternative = alternative.strip()
+            if not alternative:
                 continue
-            match = _VERSION.match(part)
-            if not match:
-                raise ValueError(f"cannot read version clause {part.strip()!r} in {text!r}")
-            result.clauses.append((match.group(1) or "==", tuple(int(x) for x in match.group(2).split("."))))
+            if alternative.lower() in ("master", "head", "main", "later", "newer", "later releases"):
+                result.alternatives.append([(">=", newest)] if newest else [])
+                continue
+            clauses: list[tuple[str, tuple[int, ...]]] = []
+            for part in alternative.split(","):
+                bounds = re.split(r"\s+-\s+|\s*\.\.\s*", part.strip())
+                if len(bounds) == 2:
+                    clauses += [(">=", cls._number(bounds[0], text)), ("<=", cls._number(bounds[1], text))]
+                    continue
+                match = _VERSION.match(part)
+                if not match:
+                    raise ValueError(f"cannot read version clause {part.strip()!r} in {text!r}")
+                clauses.append((match.group(1) or "==", tuple(int(x) for x in match.group(2).split("."))))
+            result.alternatives.append(clauses)
+        if not result.alternatives:
+            raise ValueError(f"cannot read versions {text!r}")
         return result
 
     @staticmethod
     def _number(part: str, text: str) -> tuple[int, ...]:
-        numbers = _numbers(part)
-        if numbers is None:
+        match = re.fullmatch(r"\s*v?(\d+(?:\.\d+)*)\s*", part)
+        if match is None:
             raise ValueError(f"cannot read version {part.strip()!r} in {text!r}")
-        return numbers
+        return tuple(int(x) for x in match.group(1).split("."))
 
     def contains(self, version: str) -> bool:
         """True for versions in range, and for versions that cannot be read (then the entry applies)."""
         numbers = _numbers(version)
-        if numbers is None or not self.clauses:
+        if numbers is None or not self.alternatives or any(not clauses for clauses in self.alternatives):
             return True
-        return all(_compare(numbers, op, bound) for op, bound in self.clauses)
+        return any(all(_compare(numbers, op, bound) for op, bound in clauses) for clauses in self.alternatives)
 
 
 @dataclass
@@ -144,7 +166,7 @@ def parse_entry(raw: Any, source: str, index: int) -> Deviation:
     if not affects or not all(isinstance(a, str) and a for a in affects):
         raise CatalogueError(f"{where}: affects must be a string or a non-empty list of strings, got {raw['affects']!r}")
     for value in affects:
-        if value not in AFFECTS_KINDS and not re.match(r"^(bundled|bundled-abi|external)-\w+$", value):
+        if value not in AFFECTS_KINDS and not re.match(r"^(bundled|bundled-abi|external\d*)-\w+$", value):
             raise CatalogueError(f"{where}: affects: {value!r} is not one of {', '.join(AFFECTS_KINDS)} "
                                  "or an implementation name such as 'bundled-avx2'")
     try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -22,11 +21,6 @@ from simdbind.library import Library
 #: Implementation kinds. "bundled" and "external" are libraries; the others are adapters.
 LIBRARY_KINDS = ("bundled", "external")
 ADAPTER_KINDS = ("torch", "onnxruntime")
-
-
-def _version_tuple(text: str) -> tuple[int, ...] | None:
-    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text or "")
-    return tuple(int(x or 0) for x in match.groups()) if match else None
 
 
 @dataclass
@@ -172,7 +166,9 @@ def implementations(libraries: list[str] | None = None, isa: str = "all", mode: 
     if not libraries and not impls:
         libraries = ["bundled"] + ([os.environ["SIMD_LIBRARY"]] if os.environ.get("SIMD_LIBRARY") else [])
     result: list[Implementation | AdapterImplementation] = []
-    for spec in libraries or []:
+    libraries = list(dict.fromkeys(libraries or []))
+    externals = 0
+    for spec in libraries:
         library = _load(spec, mode if spec == "bundled" else None)
         if library.kind == "bundled":
             names = library.isas_supported if isa == "all" else (isa,)
@@ -183,7 +179,11 @@ def implementations(libraries: list[str] | None = None, isa: str = "all", mode: 
                 prefix = "bundled" if library.mode == "api" else "bundled-abi"
                 result.append(Implementation(f"{prefix}-{name}", library, name))
         else:
-            result.append(Implementation(f"external-{library.isa}", library, library.isa))
+            # Several external libraries get numbered names (external1-avx2, external2-avx2), in --library order.
+            several = sum(1 for other in libraries if other != "bundled") > 1
+            externals += 1
+            prefix = f"external{externals}" if several else "external"
+            result.append(Implementation(f"{prefix}-{library.isa}", library, library.isa))
     for name in dict.fromkeys(impls):
         result.append(AdapterImplementation(name, adapters.get_set(name)))
     return result

@@ -398,14 +398,18 @@ table.kv td { padding: 2px 14px 2px 0; vertical-align: top; } table.kv td:first-
 table.matrix { background: #fff; border: 1px solid var(--line); }
 table.matrix th, table.matrix td { border: 1px solid var(--line); padding: 5px 9px; text-align: left; }
 table.matrix thead th { background: #eef1f5; position: sticky; top: 0; z-index: 1; font-weight: 600; }
-table.matrix th.impl { text-align: center; min-width: 128px; }
+table.matrix th.impl { text-align: center; min-width: 112px; }
 table.matrix th.impl small { display: block; font-weight: 400; color: #5b6572; }
 table.matrix td.fn { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-weight: 600; }
+table.matrix td.fn small { display: block; font-weight: 400; color: #5b6572; font-size: 11px; }
 table.matrix td.dim { color: #39424e; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; }
-table.matrix td.tol { color: #5b6572; font-size: 12px; max-width: 220px; }
-td.cell { text-align: center; padding: 0 !important; min-width: 128px; }
+table.matrix td.tol { color: #5b6572; font-size: 12px; max-width: 120px; }
+td.cell { text-align: center; padding: 0 !important; min-width: 112px; }
 td.cell a, td.cell div { display: block; padding: 5px 8px; color: inherit; text-decoration: none; }
 td.cell b { font-size: 14px; } td.cell small { display: block; font-size: 11px; opacity: .85; }
+td.cell small.note { display: inline; margin-left: 4px; }
+td.cell small.worst { white-space: nowrap; font-size: 10.5px; }
+td.cell.skip small { max-width: 170px; margin: 0 auto; }
 td.cell.pass { background: var(--pass-bg); color: #145a32; } td.cell.fail { background: var(--fail-bg); color: #8e1b1b; }
 td.cell.known { background: var(--known-bg); color: #7a4a00; } td.cell.xpass { background: var(--xpass-bg); color: #0d3c78; }
 td.cell.skip { background: var(--skip-bg); color: #666; } td.cell.none { background: #fff; color: #bbb; }
@@ -423,7 +427,8 @@ table.list td.st { font-weight: 600; white-space: nowrap; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 code.desc { font-weight: 600; font-size: 13px; }
 .repro { display: flex; gap: 6px; align-items: flex-start; margin-top: 3px; }
-.repro code { background: #f3f4f6; padding: 2px 6px; border-radius: 4px; word-break: break-all; }
+.repro code { background: #f3f4f6; padding: 2px 6px; border-radius: 4px; overflow-wrap: anywhere; }
+table.list th:nth-child(1) { width: 16%; } table.list th:nth-child(2) { width: 50%; }
 button.copy { font-size: 11px; padding: 1px 7px; cursor: pointer; border: 1px solid var(--line); background: #fff;
               border-radius: 4px; }
 .detail { color: #39424e; } .more { color: #5b6572; font-style: italic; }
@@ -456,7 +461,9 @@ def _html_cell(cell: Cell | None, anchor: str | None) -> str:
     if skip_reasons:
         title += " · skipped: " + "; ".join(skip_reasons[:3])
     if cell.status == "skip":
-        body = "<b>skipped</b><small>" + _e(skip_reasons[0][:40] if skip_reasons else "") + "</small>"
+        reason = skip_reasons[0] if skip_reasons else ""
+        reason = reason if len(reason) <= 60 else reason[:57].rstrip() + "…"
+        body = "<b>skipped</b><small>" + _e(reason) + "</small>"
     else:
         passed = c["pass"] + c["xpass"]
         main = f"{passed}/{cell.ran}"
@@ -469,8 +476,8 @@ def _html_cell(cell: Cell | None, anchor: str | None) -> str:
             notes.append(f"{c['xpass']} xpass")
         if c["skip"]:
             notes.append(f"{c['skip']} skipped")
-        body = (f"<b>{_e(main)}</b>" + (f" <small>{_e(', '.join(notes))}</small>" if notes else "")
-                + f"<small>≤ {_e(fmt_ulp(cell.max_ulp))} ulp · {_e(fmt_rel(cell.max_rel))} rel</small>")
+        body = (f"<b>{_e(main)}</b>" + (f"<small class=note>{_e(', '.join(notes))}</small>" if notes else "")
+                + f"<small class=worst>≤ {_e(fmt_ulp(cell.max_ulp))} ulp · {_e(fmt_rel(cell.max_rel))} rel</small>")
     inner = f'<a href="#{anchor}">{body}</a>' if anchor else f"<div>{body}</div>"
     return f'<td class="cell {cell.status}" title="{_e(title)}">{inner}</td>'
 
@@ -521,11 +528,11 @@ def html_report(run: Run, max_cases_per_cell: int = 200) -> str:
                "<span style='background:var(--xpass-bg)'>catalogued, passed</span>"
                "<span style='background:var(--skip-bg)'>skipped</span></span>"
                "<span>cell: passed/run · worst error (ULP, relative); click a coloured cell for its cases</span></div>")
-    out.append("<table class=matrix><thead><tr><th>family</th><th>function</th><th>variant</th><th>dtype</th>"
+    out.append("<table class=matrix><thead><tr><th>function</th><th>variant</th><th>dtype</th>"
                "<th>layout</th><th>group</th><th>tolerance</th>")
     for impl in impls:
         info = impl_info.get(impl, {})
-        sub = info.get("version", "") or info.get("available", "")
+        sub = (info.get("version", "") or info.get("available", "")).split(" (")[0]
         out.append(f"<th class=impl>{_e(impl)}<small>{_e(sub)}</small></th>")
     out.append("</tr></thead><tbody>")
     sections = []
@@ -534,20 +541,22 @@ def html_report(run: Run, max_cases_per_cell: int = 200) -> str:
         good = all(c is None or c.status in ("pass", "skip", "none") for c in row_cells)
         tolerances = sorted(set().union(*[c.tolerances for c in row_cells if c is not None]))
         tol = tolerances[0] if len(tolerances) == 1 else (f"{len(tolerances)} tolerances" if tolerances else "")
-        out.append(f"<tr class='row {'good' if good else 'bad'}'><td class=dim>{_e(row[0])}</td>"
-                   f"<td class=fn>{_e(row[1])}</td>" + "".join(f"<td class=dim>{_e(x)}</td>" for x in row[2:])
+        out.append(f"<tr class='row {'good' if good else 'bad'}'><td class=fn><small>{_e(row[0])}</small>"
+                   f"{_e(row[1])}</td>" + "".join(f"<td class=dim>{_e(x)}</td>" for x in row[2:])
                    + f"<td class=tol title='{_e('; '.join(tolerances))}'>{_e(tol)}</td>")
         for column, (impl, cell) in enumerate(zip(impls, row_cells)):
             listed = [r for r in (cell.results if cell else []) if r.status != "skip"]
             anchor = f"cases-{number}-{column}" if listed else None
             out.append(_html_cell(cell, anchor))
             if anchor:
-                sections.append(_html_section(anchor, row, impl, cell, listed, max_cases_per_cell))
+                severity = 0 if cell.bad else (1 if cell.counts["known"] else 2)
+                sections.append((severity, len(sections), _html_section(anchor, row, impl, cell, listed,
+                                                                         max_cases_per_cell)))
         out.append("</tr>")
     out.append("</tbody></table>")
     if sections:
         out.append("<h2>Cases that did not pass</h2>")
-        out.extend(sections)
+        out.extend(text for _, _, text in sorted(sections))  # failures first, then known, then xpass
     out.append(f"<footer>Generated by simdbind conformance ({FORMAT}). Each case reproduces alone with its repro "
                "command; inputs are seeded from the run's seed and the case descriptor.</footer>")
     out.append(f"</main><script>{_JS}</script></body></html>")
@@ -679,6 +688,8 @@ class Progress:
         self.failed = 0
         self.known = 0
         self.active = False
+        encoding = (getattr(self.stream, "encoding", None) or "utf-8").lower().replace("-", "")
+        self.unicode = encoding in ("utf8", "utf16", "utf32")
 
     def __call__(self, done: int, total: int, result: CaseResult) -> None:
         if result.status in BAD:
@@ -692,7 +703,8 @@ class Progress:
                 return
             self.last_draw = now
             filled = int(self.width * done / max(total, 1))
-            bar = "█" * filled + "░" * (self.width - filled)
+            full, empty = ("█", "░") if self.unicode else ("#", "-")
+            bar = full * filled + empty * (self.width - filled)
             fails = f"\x1b[31m{self.failed} failed\x1b[0m" if self.failed else "0 failed"
             known = f", {self.known} known" if self.known else ""
             self.stream.write(f"\r\x1b[K  [{bar}] {done}/{total} cases, {fails}{known}, {elapsed:.1f} s  "

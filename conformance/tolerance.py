@@ -3,6 +3,9 @@
 An element passes when it is bitwise equal to the expected one, when both are NaN, or when
 ``|actual - expected| <= abs + rel * |expected|``. ``exact=True`` leaves only the first two (NaN payloads are not
 compared). ``ulp`` is reported for every float comparison; a bound on it can replace abs/rel (``max_ulp``).
+The reported ULP and relative figures leave out passing elements whose expected value is tiny next to the
+output's largest (:data:`SIGNIFICANT`): there an absolute tolerance governs and the ratios only measure
+cancellation.
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ class Tolerance:
 
 
 EXACT = Tolerance(exact=True, why="the contract fixes every bit")
+
+#: Passing elements whose |expected| is below this fraction of the output's largest |expected| do not count in the
+#: ULP and relative figures (they still count in the absolute one, and failing elements always count).
+SIGNIFICANT = 2.0 ** -12
 
 
 @dataclass
@@ -65,29 +72,48 @@ def compare(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> C
         bad = a != e
         diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
         return _result(bad, diff, diff, diff, a, e)
-    equal = (a.view(np.uint8).reshape(total, -1) == e.view(np.uint8).reshape(total, -1)).all(axis=1)
-    both_nan = np.isnan(a) & np.isnan(e)
-    ok = equal | both_nan
+    bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}.get(a.dtype.itemsize)
+    if bits is not None:
+        differ = a.view(bits) != e.view(bits)
+    else:
+        differ = ~(a.view(np.uint8).reshape(total, -1) == e.view(np.uint8).reshape(total, -1)).all(axis=1)
+    if not differ.any():  # the common case, and cheap: every error figure is 0
+        return Comparison(True, 0, total)
+    # Only the elements whose bits differ need the numeric figures (the others contribute 0 to every maximum).
+    index = np.flatnonzero(differ)
+    a_sub, e_sub = a[index], e[index]
+    ok = np.isnan(a_sub) & np.isnan(e_sub)
     with np.errstate(invalid="ignore", over="ignore"):
-        a64, e64 = a.astype(np.float64), e.astype(np.float64)
+        a64, e64 = a_sub.astype(np.float64), e_sub.astype(np.float64)
         diff = np.where(ok, 0.0, np.abs(a64 - e64))
         rel = np.where(ok, 0.0, diff / np.maximum(np.abs(e64), np.finfo(a.dtype).tiny))
-        ulp = np.where(ok, 0.0, _ulp_distance(a, e))
+        ulp = np.where(ok, 0.0, _ulp_distance(a_sub, e_sub))
         # Values that are equal but differ in the sign of zero are a bit mismatch, not a numeric one.
         if not tolerance.exact:
             within = diff <= tolerance.abs + tolerance.rel * np.abs(e64)
             if tolerance.max_ulp is not None:
                 within |= ulp <= tolerance.max_ulp
             ok |= within & ~np.isnan(a64) & ~np.isnan(e64)
-    return _result(~ok, np.nan_to_num(diff, nan=np.inf), np.nan_to_num(rel, nan=np.inf), ulp, a, e)
+    # ULP and relative figures of elements that pass although their expected value is tiny next to the output's
+    # largest (cancellation noise, which the absolute figure covers) would swamp the ones that mean something.
+    magnitudes = np.abs(e.astype(np.float64))
+    scale = float(magnitudes[np.isfinite(magnitudes)].max(initial=0.0))
+    noise = ok & (np.abs(e64) < scale * SIGNIFICANT)
+    rel = np.where(noise, 0.0, rel)
+    ulp = np.where(noise, 0.0, ulp)
+    result = _result(~ok, np.nan_to_num(diff, nan=np.inf), np.nan_to_num(rel, nan=np.inf), ulp, a_sub, e_sub,
+                     index)
+    result.total = total
+    return result
 
 
 def _result(bad: np.ndarray, diff: np.ndarray, rel: np.ndarray, ulp: np.ndarray, a: np.ndarray,
-            e: np.ndarray) -> Comparison:
+            e: np.ndarray, index: np.ndarray | None = None) -> Comparison:
+    """`a`, `e` (and the figures) may be a subset of the elements; `index` maps them to flat indices."""
     mismatches = int(bad.sum())
     first = ""
     if mismatches:
         i = int(np.argmax(bad))
-        first = f"index {i}: got {a[i]!r}, expected {e[i]!r}"
+        first = f"index {i if index is None else int(index[i])}: got {a[i]!s}, expected {e[i]!s}"
     return Comparison(mismatches == 0, mismatches, a.size, float(diff.max(initial=0.0)),
                       float(rel.max(initial=0.0)), float(ulp.max(initial=0.0)), first)

@@ -241,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     conf.add_argument("--report-html", default="reports/conformance.html", metavar="FILE",
                       help="self-contained HTML matrix (default: %(default)s; '' for none)")
     conf.set_defaults(handler=_conformance, conformance_command=None)
-    conf_sub = conf.add_subparsers(dest="conformance_command", metavar="diff")
+    conf_sub = conf.add_subparsers(dest="conformance_command", metavar="[diff OLD.json NEW.json]")
     conf_diff = conf_sub.add_parser("diff", help="list regressions and fixes between two JSON reports")
     conf_diff.add_argument("old", metavar="OLD.json")
     conf_diff.add_argument("new", metavar="NEW.json")

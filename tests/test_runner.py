@@ -8,9 +8,11 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given
 
 import tests.fake_cases as fake
 from conformance import adapters, deviations, runner
+from conformance import strategies as sbst
 from conformance.implementations import AdapterImplementation, implementations
 from conformance.model import GROUPS, PROFILES, REGISTRY
 from tests.runner_doubles import Corrupting
@@ -85,19 +87,24 @@ def test_statuses_pass_fail_error_skip_with_repro_lines(base):
     assert ok.family == "fake" and ok.variant == "copy" and ok.layout == "nchw"
 
 
-def test_reference_is_computed_from_pristine_inputs(base):
-    """An implementation that writes into its inputs must not drag the reference along with it."""
+def test_reference_sees_what_run_recorded_in_the_inputs(base):
+    """Cases may record in `inputs` what the library did (e.g. whether it honours a flag) for the reference."""
 
-    class Clobbering(Corrupting):
+    class Recording(Corrupting):
         def execute(self, function, case, inputs):
-            out = self.inner.execute(function, case, inputs)
-            inputs["arrays"][0][:] = 0.0
-            return out
+            inputs["recorded"] = True
+            return self.inner.execute(function, case, inputs)
 
-    impl = Clobbering(base, set())
+    seen = []
     eltwise = REGISTRY["eltwise"]
-    (case,) = runner.select_cases(eltwise, "full", None, "eltwise sum n2 size17")
-    assert runner.run_case(impl, eltwise, case, 1, EMPTY).status == "pass"
+    original = eltwise.reference
+    try:
+        eltwise.reference = lambda case, inputs: seen.append(inputs.get("recorded")) or original(case, inputs)
+        (case,) = runner.select_cases(eltwise, "full", None, "eltwise sum n2 size17")
+        assert runner.run_case(Recording(base, set()), eltwise, case, 1, EMPTY).status == "pass"
+    finally:
+        del eltwise.reference
+    assert seen == [True]
 
 
 def test_injected_one_ulp_error_fails_an_exact_function(base):
@@ -170,14 +177,22 @@ def test_function_without_adapter_is_skipped_and_unsupported_cases_name_the_reas
 
 
 @pytest.mark.parametrize("name", ["torch", "onnxruntime"])
-def test_adapter_agrees_with_the_references_on_eltwise(name):
+def test_adapter_agrees_with_the_references_on_every_function_it_has(name):
+    """Cross-validation: every adapter of a registered function passes the ci profile (skips name their reason)."""
     pytest.importorskip(adapters.ADAPTER_SETS[name].packages[0])
     (impl,) = implementations(None, impls=[name])
-    run = runner.run([impl], ["eltwise"], "ci", catalogue=EMPTY)
-    statuses = {r.status for r in run.results}
-    assert statuses <= {"pass", "skip"} and run.count("pass") > 400, [r for r in run.results if not r.ok][:3]
+    assert not impl.adapters.module_errors
+    names = [f for f in REGISTRY if f in impl.adapters.adapters]
+    assert "eltwise" in names
+    run = runner.run([impl], names, "ci", catalogue=EMPTY)
+    bad = [(r.descriptor, r.detail[:200]) for r in run.results if r.status not in ("pass", "skip")]
+    assert not bad, bad[:5]
+    for function in names:
+        assert any(r.status == "pass" for r in run.results if r.function == function), function
     skipped = [r for r in run.results if r.status == "skip"]
-    assert skipped and all(r.group == "edge" and "NaN" in r.detail for r in skipped)
+    assert all(r.detail for r in skipped)
+    eltwise_skips = [r for r in skipped if r.function == "eltwise"]
+    assert eltwise_skips and all(r.group == "edge" and "NaN" in r.detail for r in eltwise_skips)
 
 
 @pytest.mark.parametrize("name", ["torch", "onnxruntime"])
@@ -249,3 +264,50 @@ def test_cli_adapter_runs_or_skips_with_reason(tmp_path):
         assert all(r["status"] == "skip" for r in data["results"])
     else:
         assert all(r["status"] == "pass" for r in data["results"])
+
+
+# -- hypothesis helpers ----------------------------------------------------------------------------------------
+def test_hypothesis_profile_follows_the_suite_profile_and_uses_the_repo_database(request):
+    from pathlib import Path
+
+    from hypothesis import settings
+
+    from conformance import strategies
+
+    assert settings.get_current_profile_name() == request.config.getoption("--profile")
+    assert settings.default.print_blob
+    assert strategies.database_path() == Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
+    assert Path(settings.default.database.path) == strategies.database_path()
+    with pytest.raises(ValueError, match="must be one of smoke, ci, full"):
+        strategies.load_profile("nightly")
+
+
+@given(x=sbst.float32_arrays(sbst.shapes(max_dims=2)), n=sbst.vector_sizes(), layout=sbst.layouts(),
+       y=sbst.float32_arrays((5,), specials=True), q=sbst.int_arrays("int8", (3,)))
+def test_strategies_draw_what_they_say(x, n, layout, y, q):
+    assert x.dtype == np.float32 and 1 <= x.ndim <= 2 and np.isfinite(x).all() and np.abs(x).max() <= 1e3
+    assert n in sbst.VECTOR_SIZES and layout in ("nchw", "nhwc")
+    assert y.dtype == np.float32 and y.shape == (5,) and q.dtype == np.int8
+
+
+# -- comparison figures ----------------------------------------------------------------------------------------
+def test_figures_leave_out_passing_cancellation_noise_but_never_a_failing_element():
+    from conformance.tolerance import EXACT, Tolerance, compare
+
+    expected = np.array([1.0, 1e-6, 0.5, np.nan, 3.0], np.float32)
+    actual = expected.copy()
+    actual[1] = 2e-6  # within abs 1e-5, but 10**6 ulp and 100 % relative
+    actual[2] = np.nextafter(np.float32(0.5), np.float32(1))
+    loose = compare(actual, expected, Tolerance(abs=1e-5))
+    assert loose.passed and loose.max_ulp == 1 and loose.max_rel == pytest.approx(2**-23)
+    assert loose.max_abs == pytest.approx(1e-6, rel=1e-3)
+    exact = compare(actual, expected, EXACT)
+    assert not exact.passed and exact.mismatches == 2 and exact.max_ulp > 1e6 and exact.max_rel == pytest.approx(1)
+    assert exact.first_mismatch == "index 1: got 2e-06, expected 1e-06" and exact.total == 5
+    assert compare(expected, expected.copy(), EXACT) == compare(expected[:0], expected[:0], EXACT).__class__(
+        True, 0, 5)
+
+
+def test_repeated_libraries_are_one_implementation_each():
+    names = [i.name for i in implementations(["bundled", "bundled"], "base")]
+    assert names == ["bundled-base"]

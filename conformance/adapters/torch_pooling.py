@@ -1,0 +1,156 @@
+"""PyTorch adapters of the pooling family and GatherElements.
+
+Pooling mappings, on NCHW tensors (NHWC is permuted): ``F.avg_pool2d(x, kernel, stride, padding, ceil_mode,
+count_include_pad=False)`` for the exclude-pad average; with the pads included, ``divisor_override=kY*kX`` (Simd
+divides by the whole kernel area even where a ceil-mode window runs past the padded image; torch's
+count_include_pad would divide by the clipped area); ``F.max_pool2d`` (``F.max_pool3d`` with the channels as depth
+for 3D max pooling). Pads torch's own argument cannot take (asymmetric, or more than half the kernel) are applied
+with ``F.pad``: zeros for the average (window sums with ``divisor_override=1``, divided by the kernel area or, pads
+excluded, by the count of real elements), -inf for the maximum, floored at -FLT_MAX as Simd's maximum is; torch's
+ceil-mode rule (the last window starts inside the image or its begin pad) is then applied to the real geometry
+again, since after explicit padding torch sees the end pads as image. bf16 and
+uint8 maxima are taken in float32 (exact for both) and converted back. Skipped: the direct calls with an explicit
+output size, and the edge group (Simd's NaN order and -inf under the -FLT_MAX floor).
+
+GatherElements: ``torch.gather(data, axis, index)`` with negative indices wrapped (``index + n`` where negative:
+ONNX semantics, torch rejects them); bf16 data is gathered as int16 bits, so every element is copied bit for bit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from conformance.adapters import Unsupported, adapter
+
+
+def _to_nchw(x: np.ndarray, layout: str) -> tuple[torch.Tensor, bool]:
+    t = torch.from_numpy(np.ascontiguousarray(x))
+    batched = t.dim() == 4
+    if not batched:
+        t = t.unsqueeze(0)
+    if layout == "nhwc":
+        t = t.permute(0, 3, 1, 2)
+    return t.contiguous(), batched
+
+
+def _from_nchw(t: torch.Tensor, layout: str, batched: bool) -> torch.Tensor:
+    if layout == "nhwc":
+        t = t.permute(0, 2, 3, 1)
+    if not batched:
+        t = t.squeeze(0)
+    return t.contiguous()
+
+
+def _geometry(case: Any) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int]]:
+    """kernel, stride and the pads as F.pad takes them: (left, right, top, bottom)."""
+    p = case.params
+    if case.group == "edge":
+        raise Unsupported("edge group: Simd's NaN order and -FLT_MAX floor are implementation-defined")
+    if p.get("direct"):
+        raise Unsupported("a direct call with an explicit output size (torch derives it)")
+    return (p["ky"], p["kx"]), (p["sy"], p["sx"]), (p["pad_left"], p["pad_right"], p["pad_top"], p["pad_bottom"])
+
+
+def _crop(y: torch.Tensor, image: tuple[int, int], stride: tuple[int, int], pads: tuple[int, int, int, int],
+          ceil: bool) -> torch.Tensor:
+    """After explicit padding, torch's ceil-mode rule (the last window starts inside the image or its begin pad)
+    sees the end pads as image: apply it to the real geometry again."""
+    if not ceil:
+        return y
+    (h, w), (sy, sx), (left, _, top, _) = image, stride, pads
+    out_h, out_w = y.shape[-2], y.shape[-1]
+    if out_h > 1 and (out_h - 1) * sy >= h + top:
+        out_h -= 1
+    if out_w > 1 and (out_w - 1) * sx >= w + left:
+        out_w -= 1
+    return y[..., :out_h, :out_w]
+
+
+def _symmetric(pads: tuple[int, int, int, int], kernel: tuple[int, int]) -> tuple[int, int] | None:
+    """torch's own padding argument when the pads allow it (both sides alike, at most half the kernel)."""
+    left, right, top, bottom = pads
+    if left == right and top == bottom and top <= kernel[0] // 2 and left <= kernel[1] // 2:
+        return top, left
+    return None
+
+
+@adapter("torch", "pooling_average")
+def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+    kernel, stride, pads = _geometry(case)
+    t, batched = _to_nchw(np.asarray(inputs["x"], np.float32), case.layout)
+    ceil, exclude = case.params["ceil"], case.params["exclude"]
+    padding = _symmetric(pads, kernel)
+    if padding is not None and exclude:
+        y = F.avg_pool2d(t, kernel, stride, padding, ceil_mode=ceil, count_include_pad=False)
+    elif padding is not None:
+        y = F.avg_pool2d(t, kernel, stride, padding, ceil_mode=ceil, divisor_override=kernel[0] * kernel[1])
+    else:
+        total = F.avg_pool2d(F.pad(t, pads), kernel, stride, 0, ceil_mode=ceil, divisor_override=1)
+        if exclude:
+            ones = F.pad(torch.ones_like(t[:1, :1]), pads)
+            y = total / F.avg_pool2d(ones, kernel, stride, 0, ceil_mode=ceil, divisor_override=1)
+        else:
+            y = total / float(kernel[0] * kernel[1])
+        y = _crop(y, tuple(t.shape[-2:]), stride, pads, ceil)
+    return _from_nchw(y, case.layout, batched).numpy()
+
+
+def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
+    p = case.params
+    kernel, stride, pads = _geometry(case)
+    t, batched = _to_nchw(x32, case.layout)
+    padding = _symmetric(pads, kernel)
+    channel = (p.get("kc", 1), p.get("sc", 1), p.get("pc_begin", 0), p.get("pc_end", 0))
+    explicit = padding is None
+    image = tuple(t.shape[-2:])
+    if explicit:
+        t, padding = F.pad(t, pads, value=float("-inf")), (0, 0)
+    if channel == (1, 1, 0, 0):
+        y = F.max_pool2d(t, kernel, stride, padding, ceil_mode=p["ceil"])
+    else:
+        kc, sc, pcb, pce = channel
+        if pcb != pce or pcb > kc // 2:
+            raise Unsupported("asymmetric or large channel pads: torch pads both sides alike, at most half")
+        y = F.max_pool3d(t.unsqueeze(1), (kc, *kernel), (sc, *stride), (pcb, *padding), ceil_mode=p["ceil"])
+        y = y.squeeze(1)
+    if explicit:
+        y = _crop(y, image, stride, pads, p["ceil"])
+    # Simd's maximum starts at -FLT_MAX (spec 3.12.3): a window of padding only gives -FLT_MAX, not -inf.
+    y = torch.clamp(y, min=-float(np.finfo(np.float32).max))
+    return _from_nchw(y, case.layout, batched)
+
+
+@adapter("torch", "pooling_max32f")
+def pooling_max32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+    return _max(case, np.asarray(inputs["x"], np.float32)).numpy()
+
+
+@adapter("torch", "pooling_max16b")
+def pooling_max16b(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+    bits = np.ascontiguousarray(inputs["x"]).view(np.uint16)
+    y = _max(case, (bits.astype(np.uint32) << 16).view(np.float32)).numpy()
+    return (y.view(np.uint32) >> 16).astype(np.uint16)  # the maxima are bf16 values: exact
+
+
+@adapter("torch", "pooling_max8u")
+def pooling_max8u(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+    return _max(case, np.asarray(inputs["x"]).astype(np.float32)).numpy().astype(np.uint8)
+
+
+@adapter("torch", "gather_elements")
+def gather_elements(case: Any, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
+    axis = case.params["axis"]
+    indices = np.asarray(inputs["indices"]).astype(np.int64)
+    n = np.asarray(inputs["data"][0]).shape[axis]
+    index = torch.from_numpy(np.where(indices < 0, indices + n, indices))
+    results = []
+    for data in inputs["data"]:
+        data = np.ascontiguousarray(data)
+        bits = data.view({4: np.int32, 2: np.int16, 1: np.uint8}[data.dtype.itemsize])
+        y = torch.gather(torch.from_numpy(bits), axis, index).numpy()
+        results.append(y.view({4: np.uint32, 2: np.uint16, 1: np.uint8}[data.dtype.itemsize]))
+    return tuple(results)

@@ -1,0 +1,189 @@
+"""Reports of a conformance run: summary, JSON, JUnit XML, Markdown, HTML matrix, progress, and the diff of two runs
+(found by injecting a regression)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+import pytest
+
+from conformance import deviations, report, runner
+from conformance.implementations import implementations
+from tests.runner_doubles import Corrupting
+
+BROKEN = {"eltwise max n2 size17", "eltwise product n3 size12288"}
+
+
+@pytest.fixture(scope="module")
+def impls():
+    return implementations(["bundled"], "all")[:2]
+
+
+@pytest.fixture(scope="module")
+def catalogue(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("catalogue")
+    (directory / "elementwise.json").write_text(json.dumps([{
+        "id": "TEST-SUM", "function": "eltwise", "when": "op == 'sum' and size == 1", "versions": "all",
+        "spec": "spec 3.2", "behaviour": "sum of one element is off", "affects": "bundled"}]))
+    return deviations.load(directory)
+
+
+def make_run(impls, catalogue, broken=frozenset(), profile="smoke") -> runner.Run:
+    used = [Corrupting(impl, set(broken), ulps=100) if broken else impl for impl in impls]
+    run = runner.run(used, ["eltwise"], profile, seed=5, catalogue=catalogue)
+    run.meta = report.make_meta(impls, profile=profile, seed=5, command="test")
+    return run
+
+
+@pytest.fixture(scope="module")
+def clean(impls, catalogue):
+    return make_run(impls, catalogue)
+
+
+@pytest.fixture(scope="module")
+def broken(impls, catalogue):
+    return make_run(impls, catalogue, BROKEN | {"eltwise sum n2 size1"})
+
+
+def test_summary_names_failures_with_repro_and_totals(broken, impls):
+    text = report.format_summary(broken)
+    assert re.search(r"eltwise +bundled-base +29 +2 +1 +0 .*<-- FAIL", text), text
+    assert f"FAIL {impls[0].name} eltwise max n2 size17: 1/17 outside exact" in text and "max ulp 100" in text
+    assert f"repro: simdbind conformance --library bundled --isa {impls[0].isa} --function eltwise --seed 5 " \
+           "--case 'eltwise max n2 size17'" in text
+    assert f"known deviation TEST-SUM on {impls[0].name}: 1 case" in text
+    assert "XPASS" in text  # eltwise sum n3 size1 is catalogued but not broken
+    assert text.splitlines()[-1].startswith("56 passed, 4 failed, 0 skipped, 2 known deviations, "
+                                            "2 catalogued deviations did not show in ")
+
+
+def test_json_round_trip(broken, tmp_path):
+    path = report.write_json(broken, tmp_path / "r.json")
+    data = json.loads(path.read_text())
+    assert data["format"] == report.FORMAT and data["summary"]["fail"] == 4 and data["summary"]["known"] == 2
+    again = report.read_json(path)
+    assert again.results == broken.results and again.meta["seed"] == 5
+    env = again.meta["environment"]
+    assert {"python", "platform", "cpu_model", "packages", "libraries", "implementations", "source"} <= set(env)
+    assert env["implementations"][0]["path"] == env["libraries"][0]["path"]
+    with pytest.raises(ValueError, match="not a conformance report"):
+        (tmp_path / "x.json").write_text("{}")
+        report.read_json(tmp_path / "x.json")
+
+
+def test_junit_counts_and_messages(broken, tmp_path, impls):
+    root = ET.parse(report.write_junit(broken, tmp_path / "r.xml")).getroot()
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [f"conformance.{i.name}" for i in impls]
+    suite = suites[0]
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == \
+        ("32", "2", "0", "1")
+    failure = suite.find("testcase[@name='eltwise max n2 size17']/failure")
+    assert failure.get("message").startswith("1/17 outside exact") and "repro: simdbind conformance" in failure.text
+    known = suite.find("testcase[@name='eltwise sum n2 size1']/skipped")
+    assert known.get("type") == "pytest.xfail" and known.get("message") == "known deviation TEST-SUM"
+
+
+def test_markdown_matrix_and_failures(broken, impls):
+    text = report.markdown(broken)
+    assert text.startswith("## simdbind conformance: ❌ FAILED")
+    assert f"| function | variant | dtype | layout | group | {impls[0].name} | {impls[1].name} |" in text
+    assert "| eltwise | max | float32 | - | main | ❌ 7/8 · 100 ulp | ❌ 7/8 · 100 ulp |" in text
+    assert "| eltwise | sum | float32 | - | main | ⚠️ 7/8, 1 known" in text
+    assert "`simdbind conformance --library bundled" in text and "### Known deviations" in text
+
+
+class Anchors(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.hrefs, self.external, self.cells = set(), [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.add(attrs["id"])
+        if tag == "a" and attrs.get("href"):
+            self.hrefs.append(attrs["href"])
+        for key in ("src", "href"):
+            if attrs.get(key, "").startswith(("http:", "https:", "//")):
+                self.external.append(attrs[key])
+        if tag == "link":
+            self.external.append(attrs.get("href", "link"))
+        if tag == "td" and "cell" in attrs.get("class", ""):
+            self.cells.append(attrs["class"])
+
+
+def test_html_is_self_contained_and_every_coloured_cell_links_to_its_cases(broken, clean, tmp_path):
+    text = report.write_html(broken, tmp_path / "r.html").read_text()
+    parser = Anchors()
+    parser.feed(text)
+    assert parser.external == []
+    assert parser.hrefs and all(h.startswith("#") and h[1:] in parser.ids for h in parser.hrefs)
+    assert parser.cells.count("cell fail") == 4 and parser.cells.count("cell known") == 2
+    assert parser.cells.count("cell pass") == 2
+    assert "eltwise max n2 size17" in text and "--case &#x27;eltwise max n2 size17&#x27;" in text
+    assert "&lt;" not in re.sub(r"<[^>]+>", "", text.split("<main>")[0])  # nothing double-escaped in the header
+    quiet = Anchors()
+    quiet.feed(report.html_report(clean))
+    assert set(quiet.cells) == {"cell pass", "cell xpass"} and "FAILED" not in report.html_report(clean)[:600]
+
+
+def test_diff_finds_an_injected_regression_and_its_fix(impls, catalogue, clean, tmp_path):
+    regressed = make_run(impls, catalogue, {"eltwise min n3 size17"})
+    d = report.diff(clean, regressed)
+    assert [(o.status, r.status, r.implementation, r.descriptor) for o, r in d.regressions] == \
+        [("pass", "fail", impls[0].name, "eltwise min n3 size17"), ("pass", "fail", impls[1].name,
+                                                                      "eltwise min n3 size17")]
+    assert d.fixes == [] and d.new_failures == [] and d.failed
+    back = report.diff(regressed, clean)
+    assert len(back.fixes) == 2 and not back.regressions and not back.failed
+    text = report.format_diff(d, "old.json", "new.json")
+    assert text.startswith("conformance diff old.json -> new.json: 2 regressions, 0 fixes")
+    assert f"  {impls[0].name}  eltwise min n3 size17: pass -> fail" in text and "repro:" in text
+    # the same through the command line
+    report.write_json(clean, tmp_path / "old.json")
+    report.write_json(regressed, tmp_path / "new.json")
+    cmd = [sys.executable, "-m", "simdbind", "conformance", "diff"]
+    out = subprocess.run(cmd + [str(tmp_path / "old.json"), str(tmp_path / "new.json")], capture_output=True, text=True)
+    assert out.returncode == 1 and "REGRESSIONS (2):" in out.stdout and "eltwise min n3 size17" in out.stdout
+    out = subprocess.run(cmd + [str(tmp_path / "new.json"), str(tmp_path / "old.json")], capture_output=True, text=True)
+    assert out.returncode == 0 and "FIXES (2):" in out.stdout
+    out = subprocess.run(cmd + [str(tmp_path / "old.json"), str(tmp_path / "missing.json")], capture_output=True,
+                         text=True)
+    assert out.returncode == 2 and "missing.json" in out.stderr
+
+
+def test_diff_new_failures_removed_cases_and_larger_errors(clean):
+    new = runner.Run([runner.CaseResult(**{**r.__dict__}) for r in clean.results[1:]])
+    first = new.results[0]
+    first.max_ulp = 1000.0  # still a pass, but a much larger error
+    extra = runner.CaseResult("bundled-new", "eltwise", "eltwise new case", "main", "float32", "-", "error", "boom")
+    new.results.append(extra)
+    d = report.diff(clean, new)
+    assert d.removed == 1 and d.added == 1 and d.new_failures == [extra] and d.failed
+    assert [r.descriptor for _, r in d.worse] == [first.descriptor]
+    assert "NEW FAILURES (1):" in report.format_diff(d) and "LARGER ERRORS" in report.format_diff(d)
+
+
+def test_progress_plain_lines_when_not_a_tty_and_a_bar_on_a_tty(clean):
+    stream = io.StringIO()
+    progress = report.Progress(stream, tty=False)
+    for i, result in enumerate(clean.results, 1):
+        progress(i, len(clean.results), result)
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith(f"progress: {len(clean.results)}/{len(clean.results)} cases (100%), 0 failed")
+    assert len(lines) <= 12 and "\r" not in stream.getvalue()
+    stream = io.StringIO()
+    progress = report.Progress(stream, tty=True)
+    failing = runner.CaseResult("x", "eltwise", "d", "main", "float32", "-", "fail")
+    progress(1, 3, failing)
+    progress(2, 3, clean.results[0])
+    progress.close()
+    out = stream.getvalue()
+    assert out.startswith("\r\x1b[K  [") and "1/3 cases" in out and "1 failed" in out and out.endswith("\n")
