@@ -67,25 +67,28 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
         for (int v = 0; v < NV; ++v)
             c[i][v] = vset1(0.0f);
     if (mr == 1 && full) {
-        /* One row: two accumulator sets over even and odd k, so that the FMA latency is hidden. */
-        vf d[NV];
-        for (int v = 0; v < NV; ++v)
-            d[v] = vset1(0.0f);
+        /* One row: four accumulator sets over k mod 4, so that the FMA latency is hidden (GEMV). */
+        vf d[3][NV];
+        for (int u = 0; u < 3; ++u)
+            for (int v = 0; v < NV; ++v)
+                d[u][v] = vset1(0.0f);
         size_t k = 0;
-        for (; k + 2 <= kc; k += 2) {
-            vf a0 = sb_bcast(A[k]), a1 = sb_bcast(A[k + 1]);
+        for (; k + 4 <= kc; k += 4) {
+            vf a0 = sb_bcast(A[k]), a1 = sb_bcast(A[k + 1]), a2 = sb_bcast(A[k + 2]), a3 = sb_bcast(A[k + 3]);
             for (int v = 0; v < NV; ++v) {
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
-                d[v] = vfmadd(a1, load_b(B + (k + 1) * bs, v, nc, full), d[v]);
+                d[0][v] = vfmadd(a1, load_b(B + (k + 1) * bs, v, nc, full), d[0][v]);
+                d[1][v] = vfmadd(a2, load_b(B + (k + 2) * bs, v, nc, full), d[1][v]);
+                d[2][v] = vfmadd(a3, load_b(B + (k + 3) * bs, v, nc, full), d[2][v]);
             }
         }
-        if (k < kc) {
+        for (; k < kc; ++k) {
             vf a0 = sb_bcast(A[k]);
             for (int v = 0; v < NV; ++v)
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
         }
         for (int v = 0; v < NV; ++v)
-            c[0][v] += d[v];
+            c[0][v] += (d[0][v] + d[1][v]) + d[2][v];
     } else {
         for (size_t k = 0; k < kc; ++k) {
             const float * b = B + k * bs;
@@ -299,8 +302,11 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
         }
         return;
     }
-    for (size_t k0 = 0; k0 < K; k0 += KC) {
-        size_t kc = min_size(KC, K - k0);
+    /* K blocks keep a B panel in L1 while MC rows of A reuse it; a few rows of A cannot, so a prepacked B then
+       streams each panel once, whole. */
+    size_t kc_max = mode == MODE_PACKED && m1 - m0 <= MR ? K : KC;
+    for (size_t k0 = 0; k0 < K; k0 += kc_max) {
+        size_t kc = min_size(kc_max, K - k0);
         int last = k0 + kc == K;
         if (mode == MODE_PACK)
             for (size_t n = n0, p = 0; n < n1; n += NR, ++p)
