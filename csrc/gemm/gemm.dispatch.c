@@ -27,7 +27,7 @@
 #define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats = 16 KiB (sse41, avx2), 32 KiB (avx512) */
 #define MC (MR * 16)
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
-#define PARALLEL_WORK (1u << 21) /* multiply-adds below which one thread does the whole call */
+#define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
 
 SB_INLINE size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -369,6 +369,14 @@ void SB_FN(gemm32f_nt)(size_t M, size_t N, size_t K, const float * A, size_t lda
 {
     gemm_job j = {M <= DOT_ROWS ? MODE_DOT : MODE_PACK, M, N, K, A, lda, B, ldb, 1, C, ldc, epilogue};
     run(&j);
+}
+
+void SB_FN(gemm32f_nn_serial)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B,
+    size_t ldb, float * C, size_t ldc, const sb_epilogue * epilogue)
+{
+    gemm_job j = {M <= MR ? MODE_DIRECT : MODE_PACK, M, N, K, A, lda, B, ldb, 0, C, ldc, epilogue};
+    if (M && N)
+        run_range(&j, 0, M, 0, N);
 }
 
 size_t SB_FN(gemm32f_packed_size)(size_t N, size_t K)
