@@ -292,3 +292,41 @@ def test_8i_precise_emulation_on_a_saturating_library(bundled):
 def test_8i_rules(library, src, weight, kwargs, error, message):
     with pytest.raises(error, match=message):
         simdbind.inner_product_8i(src, weight, library=library, **kwargs)
+
+
+# -- fuzzing: random shapes, layouts and activations against the reference ---------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from conformance.cases.inner_product import ACTIVATION_PARAMS, _float_tolerance  # noqa: E402
+from conformance.reference import inner_product as reference  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(M=st.integers(1, 20), N=st.integers(1, 40), K=st.integers(1, 70), trans_b=st.booleans(),
+       const_b=st.booleans(), with_bias=st.booleans(), activation=st.sampled_from(sorted(ACTIVATION_PARAMS)),
+       seed=st.integers(0, 2 ** 32 - 1))
+def test_fuzz_context_matches_reference(bundled, M, N, K, trans_b, const_b, with_bias, activation, seed):
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    B = rng.uniform(-1, 1, (N, K) if trans_b else (K, N)).astype(np.float32)
+    bias = rng.uniform(-1, 1, N).astype(np.float32) if with_bias else None
+    params = rng.uniform(-1, 1, N).astype(np.float32) if activation == "prelu" else \
+        next(iter(ACTIVATION_PARAMS[activation].values()))
+    expected = reference.inner_product_32f(A, B, trans_b, bias, activation, params)
+    tolerance = _float_tolerance(K, activation, [1.0] if activation == "prelu" else params)
+    with simdbind.InnerProduct32f(M, N, K, trans_b=trans_b, const_b=const_b, bias=bias, activation=activation,
+                                  params=params, weight=B if const_b else None, library=bundled) as ip:
+        got = ip.forward(A, None if const_b else B)
+    np.testing.assert_allclose(got, expected, rtol=tolerance.rel, atol=tolerance.abs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(M=st.integers(1, 5), N=st.integers(1, 9), K=st.integers(1, 140),
+       compatibility=st.sampled_from(["precise", "overflow", "narrowed"]), seed=st.integers(0, 2 ** 32 - 1))
+def test_fuzz_8i_matches_reference(bundled, M, N, K, compatibility, seed):
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, 256, (M, K), dtype=np.uint8)
+    weight = rng.integers(-128, 128, (N, K), dtype=np.int8)
+    expected = reference.inner_product_8i(src, weight, compatibility == "precise")
+    np.testing.assert_array_equal(simdbind.inner_product_8i(src, weight, compatibility, library=bundled), expected)
