@@ -21,10 +21,18 @@
 #include "simd_synet.h"
 #include "internal/gemm.h"
 
+/* MR rows x NV vectors of accumulators: 12 of 16 registers (sse41, avx2), 24 of 32 (avx512). */
+#if SB_W == 16
+#define MR 12
+#else
 #define MR 6
+#endif
+#if MR != 6 && MR != 8 && MR != 12
+#error "kernel_packed covers MR in {6, 8, 12}"
+#endif
 #define NV 2
 #define NR (NV * SB_W)
-#define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats = 16 KiB (sse41, avx2), 32 KiB (avx512) */
+#define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats: 16 KiB */
 #define MC (MR * 16)
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
 #define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
@@ -110,14 +118,19 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
 static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, float * C, size_t ldc,
     size_t nc, int accumulate)
 {
+    /* mr is 1 .. MR; each count gets its own inlined kernel (accumulators in registers). */
+#define SB_KCASE(m) case m: kernel(m, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
     switch (mr) {
-    case 1: kernel(1, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    case 2: kernel(2, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    case 3: kernel(3, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    case 4: kernel(4, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    case 5: kernel(5, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
+    SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
+#if MR > 6
+    SB_KCASE(6) SB_KCASE(7)
+#endif
+#if MR > 8
+    SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
+#endif
     default: kernel(MR, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
     }
+#undef SB_KCASE
 }
 
 /* Few rows of A, B read in place: C[mr][nc] = A[mr][K] * B[K][nc] with the C block (in L1) as the accumulator,
