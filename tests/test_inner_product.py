@@ -330,3 +330,70 @@ def test_fuzz_8i_matches_reference(bundled, M, N, K, compatibility, seed):
     weight = rng.integers(-128, 128, (N, K), dtype=np.int8)
     expected = reference.inner_product_8i(src, weight, compatibility == "precise")
     np.testing.assert_array_equal(simdbind.inner_product_8i(src, weight, compatibility, library=bundled), expected)
+
+
+# -- the bundled C functions directly: contract points the wrappers would hide -------------------------------------
+def _raw_ip32f(library, M, N, K, trans_b, const_b, A, B, bias, activation=0, params=None, set_weight=True):
+    ffi, lib = library.ffi, library.lib
+    ctx = lib.SimdSynetInnerProduct32fInit(M, N, K, trans_b, const_b, bias is not None, activation)
+    keep = [A, B, bias, params]
+    weight = ffi.from_buffer("float[]", B) if set_weight else ffi.NULL
+    lib.SimdSynetInnerProduct32fSetParams(ctx, weight, ffi.NULL,
+                                          ffi.NULL if bias is None else ffi.from_buffer("float[]", bias),
+                                          ffi.NULL if params is None else ffi.from_buffer("float[]", params))
+    C = np.full((M, N), np.nan, np.float32)  # C is written, never read: NaN here must not leak into results
+    lib.SimdSynetInnerProduct32fForward(ctx, ffi.from_buffer("float[]", A), ffi.from_buffer("float[]", B),
+                                        ffi.NULL, ffi.from_buffer("float[]", C))
+    lib.SimdRelease(ctx)
+    del keep
+    return C
+
+
+@pytest.mark.parametrize("M", [1, 3, 6, 7, 40])
+def test_c_never_reads_c_and_honours_forward_b(bundled, M):
+    rng = np.random.default_rng(M)
+    N, K = 37, 300  # K > one K block, N with a tail
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            for trans_b in (0, 1):
+                for const_b in (0, 1):
+                    A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+                    B = rng.uniform(-1, 1, (N, K) if trans_b else (K, N)).astype(np.float32)
+                    bias = rng.uniform(-1, 1, N).astype(np.float32)
+                    # !const_b: SetParams gets NULL (upstream's own test does that); spec 3.8.4's defect route
+                    # (trans_b, M == 1, identity) must still use Forward's B.
+                    C = _raw_ip32f(bundled, M, N, K, trans_b, const_b, A, B, bias, set_weight=bool(const_b))
+                    expected = A.astype(np.float64) @ (B.T if trans_b else B).astype(np.float64) + bias
+                    np.testing.assert_allclose(C, expected, atol=1e-4, err_msg=f"{isa} tb{trans_b} cb{const_b}")
+
+
+def test_c_bias_flag_is_informational_like_upstream(bundled):
+    # Spec 3.8.2: the Init flag is ignored; the bias pointer decides.
+    A, B, bias = np.ones((1, 2), np.float32), np.ones((2, 3), np.float32), np.full(3, 5, np.float32)
+    ffi, lib = bundled.ffi, bundled.lib
+    ctx = lib.SimdSynetInnerProduct32fInit(1, 3, 2, 0, 1, 0, 0)
+    lib.SimdSynetInnerProduct32fSetParams(ctx, ffi.from_buffer("float[]", B), ffi.NULL,
+                                          ffi.from_buffer("float[]", bias), ffi.NULL)
+    C = np.zeros((1, 3), np.float32)
+    lib.SimdSynetInnerProduct32fForward(ctx, ffi.from_buffer("float[]", A), ffi.NULL, ffi.NULL,
+                                        ffi.from_buffer("float[]", C))
+    lib.SimdRelease(ctx)
+    np.testing.assert_array_equal(C, [[7, 7, 7]])
+
+
+def test_c_rejects_out_of_range_activation(bundled):
+    assert bundled.lib.SimdSynetInnerProduct32fInit(1, 1, 1, 0, 1, 0, 11) == bundled.ffi.NULL
+
+
+def test_8i_int32_sum_wraps_like_c(bundled):
+    K = 140_000  # 255 * 127 * K > 2**31
+    src = np.full((1, K), 255, np.uint8)
+    weight = np.full((1, K), 127, np.int8)
+    wrapped = np.int64(255 * 127 * K)
+    wrapped = (wrapped + 2 ** 31) % 2 ** 32 - 2 ** 31
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            assert simdbind.inner_product_8i(src, weight, library=bundled)[0, 0] == wrapped
+            # saturating: each pair clamps to 32767, and the int32 sum wraps too
+            saturated = (np.int64(32767 * (K // 2)) + 2 ** 31) % 2 ** 32 - 2 ** 31
+            assert simdbind.inner_product_8i(src, weight, "overflow", library=bundled)[0, 0] == saturated
