@@ -21,13 +21,21 @@
 #include "simd_synet.h"
 #include "internal/gemm.h"
 
+/* MR rows x NV vectors of accumulators: 12 of 16 registers (sse41, avx2), 24 of 32 (avx512). */
+#if SB_W == 16
+#define MR 12
+#else
 #define MR 6
+#endif
+#if MR != 6 && MR != 8 && MR != 12
+#error "kernel_packed covers MR in {6, 8, 12}"
+#endif
 #define NV 2
 #define NR (NV * SB_W)
-#define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats = 16 KiB (sse41, avx2), 32 KiB (avx512) */
+#define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats: 16 KiB */
 #define MC (MR * 16)
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
-#define PARALLEL_WORK (1u << 21) /* multiply-adds below which one thread does the whole call */
+#define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
 
 SB_INLINE size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -67,25 +75,28 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
         for (int v = 0; v < NV; ++v)
             c[i][v] = vset1(0.0f);
     if (mr == 1 && full) {
-        /* One row: two accumulator sets over even and odd k, so that the FMA latency is hidden. */
-        vf d[NV];
-        for (int v = 0; v < NV; ++v)
-            d[v] = vset1(0.0f);
+        /* One row: four accumulator sets over k mod 4, so that the FMA latency is hidden (GEMV). */
+        vf d[3][NV];
+        for (int u = 0; u < 3; ++u)
+            for (int v = 0; v < NV; ++v)
+                d[u][v] = vset1(0.0f);
         size_t k = 0;
-        for (; k + 2 <= kc; k += 2) {
-            vf a0 = sb_bcast(A[k]), a1 = sb_bcast(A[k + 1]);
+        for (; k + 4 <= kc; k += 4) {
+            vf a0 = sb_bcast(A[k]), a1 = sb_bcast(A[k + 1]), a2 = sb_bcast(A[k + 2]), a3 = sb_bcast(A[k + 3]);
             for (int v = 0; v < NV; ++v) {
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
-                d[v] = vfmadd(a1, load_b(B + (k + 1) * bs, v, nc, full), d[v]);
+                d[0][v] = vfmadd(a1, load_b(B + (k + 1) * bs, v, nc, full), d[0][v]);
+                d[1][v] = vfmadd(a2, load_b(B + (k + 2) * bs, v, nc, full), d[1][v]);
+                d[2][v] = vfmadd(a3, load_b(B + (k + 3) * bs, v, nc, full), d[2][v]);
             }
         }
-        if (k < kc) {
+        for (; k < kc; ++k) {
             vf a0 = sb_bcast(A[k]);
             for (int v = 0; v < NV; ++v)
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
         }
         for (int v = 0; v < NV; ++v)
-            c[0][v] += d[v];
+            c[0][v] += (d[0][v] + d[1][v]) + d[2][v];
     } else {
         for (size_t k = 0; k < kc; ++k) {
             const float * b = B + k * bs;
@@ -107,14 +118,19 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
 static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, float * C, size_t ldc,
     size_t nc, int accumulate)
 {
+    /* mr is 1 .. MR; each count gets its own inlined kernel (accumulators in registers). */
+#define SB_KCASE(m) case m: kernel(m, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
     switch (mr) {
-    case 1: kernel(1, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    case 2: kernel(2, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    case 3: kernel(3, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    case 4: kernel(4, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    case 5: kernel(5, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
+    SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
+#if MR > 6
+    SB_KCASE(6) SB_KCASE(7)
+#endif
+#if MR > 8
+    SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
+#endif
     default: kernel(MR, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
     }
+#undef SB_KCASE
 }
 
 /* Few rows of A, B read in place: C[mr][nc] = A[mr][K] * B[K][nc] with the C block (in L1) as the accumulator,
@@ -196,7 +212,18 @@ static void pack_panel(float * dst, const float * B, size_t ldb, int trans, size
         if (nc < NR)
             for (size_t k = 0; k < kc; ++k)
                 memset(dst + k * NR + nc, 0, (NR - nc) * sizeof(float));
-        for (size_t j = 0; j < nc; ++j) {
+        size_t j = 0;
+        for (; j + 4 <= nc; j += 4) { /* four rows of B at a time: four reads streams, 16-byte writes */
+            const float * s0 = B + (n + j) * ldb + k0, * s1 = s0 + ldb, * s2 = s1 + ldb, * s3 = s2 + ldb;
+            float * d = dst + j;
+            for (size_t k = 0; k < kc; ++k, d += NR) {
+                d[0] = s0[k];
+                d[1] = s1[k];
+                d[2] = s2[k];
+                d[3] = s3[k];
+            }
+        }
+        for (; j < nc; ++j) {
             const float * src = B + (n + j) * ldb + k0;
             for (size_t k = 0; k < kc; ++k)
                 dst[k * NR + j] = src[k];
@@ -299,8 +326,11 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
         }
         return;
     }
-    for (size_t k0 = 0; k0 < K; k0 += KC) {
-        size_t kc = min_size(KC, K - k0);
+    /* K blocks keep a B panel in L1 while MC rows of A reuse it; a few rows of A cannot, so a prepacked B then
+       streams each panel once, whole. */
+    size_t kc_max = mode == MODE_PACKED && m1 - m0 <= MR ? K : KC;
+    for (size_t k0 = 0; k0 < K; k0 += kc_max) {
+        size_t kc = min_size(kc_max, K - k0);
         int last = k0 + kc == K;
         if (mode == MODE_PACK)
             for (size_t n = n0, p = 0; n < n1; n += NR, ++p)
@@ -363,6 +393,14 @@ void SB_FN(gemm32f_nt)(size_t M, size_t N, size_t K, const float * A, size_t lda
 {
     gemm_job j = {M <= DOT_ROWS ? MODE_DOT : MODE_PACK, M, N, K, A, lda, B, ldb, 1, C, ldc, epilogue};
     run(&j);
+}
+
+void SB_FN(gemm32f_nn_serial)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B,
+    size_t ldb, float * C, size_t ldc, const sb_epilogue * epilogue)
+{
+    gemm_job j = {M <= MR ? MODE_DIRECT : MODE_PACK, M, N, K, A, lda, B, ldb, 0, C, ldc, epilogue};
+    if (M && N)
+        run_range(&j, 0, M, 0, N);
 }
 
 size_t SB_FN(gemm32f_packed_size)(size_t N, size_t K)

@@ -9,7 +9,7 @@
  *   added in int32 (pmaddubsw then pmaddwd with ones, on every SIMD ISA including VNNI). K's tail is zero-padded to
  *   a whole vector, so an odd last product is paired with 0 and never clamped (|255 * -128| < 32768), which is the
  *   contract. Vector blocks start at multiples of 16 bytes, so pairs always start at even k.
- * Each output is one dot product along K; four rows of weight are processed together against one row of src, and
+ * Each output is one dot product along K; four rows of weight are processed together against two rows of src, and
  * threads split the rows of weight when the work is large.
  */
 #include <stdint.h>
@@ -107,25 +107,37 @@ SB_INLINE ivec step(ivec acc, ivec s, ivec w, const int precise)
     return precise ? precise_dot(acc, s, w) : iadd(acc, sat_pairs(s, w));
 }
 
-/* dst[t] = dot(s, w + t * K) for t < jn (a constant after inlining). */
-SB_INLINE void dots(const int jn, const uint8_t * s, const int8_t * w, size_t K, int32_t * dst, const int precise)
+/* dst[r * N + t] = dot(src row r, weight row t) for r < rows (1 or 2) and t < jn (<= 4), all constants after
+   inlining: each weight vector loaded once serves both rows of src. */
+SB_INLINE void dots(const int rows, const int jn, const uint8_t * s, const int8_t * w, size_t K, int32_t * dst,
+    size_t N, const int precise)
 {
-    ivec acc[4];
-    for (int t = 0; t < jn; ++t)
-        acc[t] = izero();
+    ivec acc[2][4];
+    for (int r = 0; r < rows; ++r)
+        for (int t = 0; t < jn; ++t)
+            acc[r][t] = izero();
     size_t k = 0;
     for (; k + IB <= K; k += IB) {
-        ivec x = iload(s + k);
-        for (int t = 0; t < jn; ++t)
-            acc[t] = step(acc[t], x, iload(w + t * K + k), precise);
+        ivec x0 = iload(s + k), x1 = rows > 1 ? iload(s + K + k) : x0;
+        for (int t = 0; t < jn; ++t) {
+            ivec y = iload(w + t * K + k);
+            acc[0][t] = step(acc[0][t], x0, y, precise);
+            if (rows > 1)
+                acc[1][t] = step(acc[1][t], x1, y, precise);
+        }
     }
     if (k < K) {
-        ivec x = iload_n(s + k, K - k);
-        for (int t = 0; t < jn; ++t)
-            acc[t] = step(acc[t], x, iload_n(w + t * K + k, K - k), precise);
+        ivec x0 = iload_n(s + k, K - k), x1 = rows > 1 ? iload_n(s + K + k, K - k) : x0;
+        for (int t = 0; t < jn; ++t) {
+            ivec y = iload_n(w + t * K + k, K - k);
+            acc[0][t] = step(acc[0][t], x0, y, precise);
+            if (rows > 1)
+                acc[1][t] = step(acc[1][t], x1, y, precise);
+        }
     }
-    for (int t = 0; t < jn; ++t)
-        dst[t] = ireduce(acc[t]);
+    for (int r = 0; r < rows; ++r)
+        for (int t = 0; t < jn; ++t)
+            dst[r * N + t] = ireduce(acc[r][t]);
 }
 
 SB_INLINE void rows_block(size_t M, size_t N, size_t K, const uint8_t * src, const int8_t * weight, int32_t * dst,
@@ -134,14 +146,25 @@ SB_INLINE void rows_block(size_t M, size_t N, size_t K, const uint8_t * src, con
     for (size_t j = j0; j < j1; j += 4) {
         size_t jn = j1 - j < 4 ? j1 - j : 4;
         const int8_t * w = weight + j * K;
-        for (size_t i = 0; i < M; ++i) {
+        size_t i = 0;
+        for (; i + 2 <= M; i += 2) {
             const uint8_t * s = src + i * K;
             int32_t * d = dst + i * N + j;
             switch (jn) {
-            case 4: dots(4, s, w, K, d, precise); break;
-            case 3: dots(3, s, w, K, d, precise); break;
-            case 2: dots(2, s, w, K, d, precise); break;
-            default: dots(1, s, w, K, d, precise); break;
+            case 4: dots(2, 4, s, w, K, d, N, precise); break;
+            case 3: dots(2, 3, s, w, K, d, N, precise); break;
+            case 2: dots(2, 2, s, w, K, d, N, precise); break;
+            default: dots(2, 1, s, w, K, d, N, precise); break;
+            }
+        }
+        if (i < M) {
+            const uint8_t * s = src + i * K;
+            int32_t * d = dst + i * N + j;
+            switch (jn) {
+            case 4: dots(1, 4, s, w, K, d, N, precise); break;
+            case 3: dots(1, 3, s, w, K, d, N, precise); break;
+            case 2: dots(1, 2, s, w, K, d, N, precise); break;
+            default: dots(1, 1, s, w, K, d, N, precise); break;
             }
         }
     }

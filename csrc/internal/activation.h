@@ -29,10 +29,18 @@
 /* x in every lane. (vec.h's vset1 computes {0} + x, which turns -0.0 into +0.0 and costs an addition.) */
 SB_INLINE vf sb_bcast(float x)
 {
+#if SB_ISA_AT_LEAST(3)
+    return (vf)_mm512_set1_ps(x);
+#elif SB_ISA_AT_LEAST(2)
+    return (vf)_mm256_set1_ps(x);
+#elif defined(__SSE2__)
+    return (vf)_mm_set1_ps(x);
+#else
     vf r;
     for (int i = 0; i < SB_W; ++i)
         r[i] = x;
     return r;
+#endif
 }
 
 SB_INLINE vf sb_activate(vf x, int activation, vf p0, vf p1)

@@ -18,6 +18,11 @@
 void SB_FN(gemm32f_nn)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B, size_t ldb,
     float * C, size_t ldc, const sb_epilogue * epilogue);
 
+/* gemm32f_nn on the calling thread only, for callers that already split their work with sb_parallel_for
+   (nested calls of the threaded variants would start threads from every worker). Same results. */
+void SB_FN(gemm32f_nn_serial)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B,
+    size_t ldb, float * C, size_t ldc, const sb_epilogue * epilogue);
+
 /* C[M][N] (ldc) = epilogue(A[M][K] (lda) * B'), B stored as [N][K] (ldb): C[i][j] = sum_k A[i][k] * B[j][k]. */
 void SB_FN(gemm32f_nt)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B, size_t ldb,
     float * C, size_t ldc, const sb_epilogue * epilogue);
