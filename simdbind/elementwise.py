@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -90,12 +91,12 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
 
 
 # -- unary ------------------------------------------------------------------------------------------------------
-_UNARY_OPS: dict[object, UnaryOperation] = {
-    **{m.name.lower(): m for m in UnaryOperation}, **{int(m): m for m in UnaryOperation}}
+_UNARY_CODES: dict[object, int] = {  # accepted spellings -> the C value (plain ints: the fastest for cffi)
+    **{m.name.lower(): int(m) for m in UnaryOperation}, **{int(m): int(m) for m in UnaryOperation}}
+_FLOAT32 = np.dtype(np.float32)
 
 
-def _overlap_check(out: np.ndarray, array: np.ndarray, out_name: str, array_name: str, ffi: Any,
-                   allow_exact: bool) -> None:
+def _overlap_check(out: np.ndarray, array: np.ndarray, out_name: str, array_name: str, allow_exact: bool) -> None:
     """Refuse partial overlap of `out` and an input; exact aliasing only where `allow_exact`."""
     if not np.may_share_memory(out, array):
         return
@@ -129,18 +130,25 @@ def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None,
     numpy.ndarray
         `out`, or a new array.
     """
-    operation = _UNARY_OPS.get(op) if isinstance(op, (str, int)) and not isinstance(op, bool) else None
+    operation = _UNARY_CODES.get(op) if type(op) in (str, int) else None
     if operation is None:
-        operation = parse_enum(UnaryOperation, op, "op")
-    array = input_array(x, "x", np.float32)
-    out = output_array(out, "out", array.shape, np.float32)
+        operation = int(parse_enum(UnaryOperation, op, "op"))
+    if type(x) is np.ndarray and x.dtype == _FLOAT32 and x.flags.c_contiguous:
+        array = x  # the common case, without the general checks' overhead
+    else:
+        array = input_array(x, "x", np.float32)
+    if out is None:
+        out = np.empty(array.shape, np.float32)
+    else:
+        out = output_array(out, "out", array.shape, np.float32)
+        if np.may_share_memory(out, array):
+            _overlap_check(out, array, "out", "x", allow_exact=True)
     library = library or default_library()
-    ffi = library.ffi
-    _overlap_check(out, array, "out", "x", ffi, allow_exact=True)
-    function = library.function("SimdSynetUnaryOperation32f")
     if array.size:
-        function(ffi.from_buffer("float[]", array), array.size, operation,
-                 ffi.from_buffer("float[]", out, require_writable=True))
+        ffi = library.ffi
+        library.function("SimdSynetUnaryOperation32f")(
+            ffi.from_buffer("float[]", array), array.size, operation,
+            ffi.from_buffer("float[]", out, require_writable=True))
     return out
 
 
@@ -186,9 +194,9 @@ def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
         raise ArgumentError("x: must have at least one dimension, got a 0-d array")
     axis = _axis(axis, array.ndim)
     shape = array.shape
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    outer = math.prod(shape[:axis])
     count = shape[axis]
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    inner = math.prod(shape[axis + 1:])
     out = output_array(out, "out", shape, array.dtype, [array])
     library = library or default_library()
     ffi = library.ffi
