@@ -7,11 +7,12 @@
  *   - otherwise, if the slice holds +inf, the +inf entries share the mass equally and the rest are 0
  *     ([3, inf, 2] -> [0, 1, 0]; [inf, inf, 1] -> [0.5, 0.5, 0]);
  *   - -inf entries give 0; a slice of only -inf has no limit and gives NaN (as 0/0).
- * Lanes run over `inner` (inner > 1) or along the slice (inner == 1); tails use partial loads/stores of the same
- * lane-wise code. bf16: exact widening, the float32 algorithm, round-to-nearest-even narrowing with upstream's bit
+ * Lanes run over `inner` (inner > 1), along the slice (inner == 1), or across slices (inner == 1 and count <= 8:
+ * SB_W short rows at a time); tails use partial loads/stores of the same lane-wise code. bf16: exact widening, the float32 algorithm, round-to-nearest-even narrowing with upstream's bit
  * formula (internal/bf16.h); exponentials are recomputed in the last pass instead of stored.
  */
 #include "simd_synet.h"
+#include "internal/bf16.h"
 #include "internal/vmath.h"
 
 typedef uint16_t vh __attribute__((vector_size(SB_W * 2)));
@@ -126,6 +127,48 @@ SB_INLINE vi sb_lane_index(void)
     return index;
 }
 
+/* ---- inner == 1 and a short slice: lanes across SB_W slices (rows), gathered into a [count][SB_W] block ------- */
+
+#define SHORT_ROWS_MAX 8
+
+#define SHORT_ROWS_KERNEL(NAME, T, TO_FLOAT, FROM_FLOAT)                                                          \
+    static void NAME(const T * src, size_t rows, size_t count, T * dst)                                          \
+    {                                                                                                             \
+        float block[SHORT_ROWS_MAX][SB_W];                                                                        \
+        for (size_t r = 0; r < rows; r += SB_W) {                                                                 \
+            size_t n = rows - r < SB_W ? rows - r : SB_W;                                                         \
+            const T * s = src + r * count;                                                                        \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                for (size_t l = 0; l < n; ++l) block[c][l] = TO_FLOAT(s[l * count + c]);                          \
+                for (size_t l = n; l < SB_W; ++l) block[c][l] = 0.0f;                                             \
+            }                                                                                                     \
+            vf m = vset1(-INFINITY);                                                                              \
+            vi nan = vset1i(0);                                                                                   \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                vf x = vload(block[c]);                                                                           \
+                nan |= x != x;                                                                                    \
+                m = vmax(m, x);                                                                                   \
+            }                                                                                                     \
+            vi m_inf = m == vset1(INFINITY);                                                                      \
+            vf sum = vset1(0.0f);                                                                                 \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                vf e = softmax_term(vload(block[c]), m, m_inf);                                                   \
+                sum += e;                                                                                         \
+                vstore(block[c], e);                                                                              \
+            }                                                                                                     \
+            vf k = vselect(nan, vset1(NAN), vset1(1.0f) / sum);                                                   \
+            T * d = dst + r * count;                                                                              \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                vstore(block[c], vload(block[c]) * k);                                                            \
+                for (size_t l = 0; l < n; ++l) d[l * count + c] = FROM_FLOAT(block[c][l]);                        \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+#define SB_IDENTITY(x) (x)
+SHORT_ROWS_KERNEL(short32f, float, SB_IDENTITY, SB_IDENTITY)
+SHORT_ROWS_KERNEL(short16b, uint16_t, sb_bf16_to_float, sb_float_to_bf16)
+
 ROW_KERNEL(row32f, float, vload, vload_n, vstore, vstore_n, 1)
 COLUMN_KERNEL(column32f, float, vload, vload_n, vstore, vstore_n, 1)
 ROW_KERNEL(row16b, uint16_t, load_bf16, load_bf16_n, store_bf16, store_bf16_n, 0)
@@ -136,6 +179,10 @@ void SB_FN(softmax32f)(const float * src, size_t outer, size_t count, size_t inn
     if (count == 0 || inner == 0)
         return;
     size_t slice = count * inner;
+    if (inner == 1 && count <= SHORT_ROWS_MAX) {
+        short32f(src, outer, count, dst);
+        return;
+    }
     for (size_t o = 0; o < outer; ++o) {
         if (inner == 1)
             row32f(src + o * slice, count, dst + o * slice);
@@ -149,6 +196,10 @@ void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t 
     if (count == 0 || inner == 0)
         return;
     size_t slice = count * inner;
+    if (inner == 1 && count <= SHORT_ROWS_MAX) {
+        short16b(src, outer, count, dst);
+        return;
+    }
     for (size_t o = 0; o < outer; ++o) {
         if (inner == 1)
             row16b(src + o * slice, count, dst + o * slice);
