@@ -9,8 +9,10 @@
  *   - -inf entries give 0; a slice of only -inf has no limit and gives NaN (as 0/0).
  * Lanes run over `inner` (inner > 1), along the slice (inner == 1), or across slices (inner == 1 and count <= 8:
  * SB_W short rows at a time); tails use partial loads/stores of the same lane-wise code. bf16: exact widening, the float32 algorithm, round-to-nearest-even narrowing with upstream's bit
- * formula (internal/bf16.h); exponentials are recomputed in the last pass instead of stored.
+ * formula (internal/bf16.h), one slice at a time through a float32 buffer.
  */
+#include <stdlib.h>
+
 #include "simd_synet.h"
 #include "internal/bf16.h"
 #include "internal/vmath.h"
@@ -191,6 +193,24 @@ void SB_FN(softmax32f)(const float * src, size_t outer, size_t count, size_t inn
     }
 }
 
+static void widen(const uint16_t * src, size_t n, float * dst)
+{
+    size_t i = 0;
+    for (; i + SB_W <= n; i += SB_W)
+        vstore(dst + i, load_bf16(src + i));
+    if (i < n)
+        vstore_n(dst + i, load_bf16_n(src + i, n - i), n - i);
+}
+
+static void narrow(const float * src, size_t n, uint16_t * dst)
+{
+    size_t i = 0;
+    for (; i + SB_W <= n; i += SB_W)
+        store_bf16(dst + i, vload(src + i));
+    if (i < n)
+        store_bf16_n(dst + i, vload_n(src + i, n - i), n - i);
+}
+
 void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t inner, uint16_t * dst)
 {
     if (count == 0 || inner == 0)
@@ -200,10 +220,22 @@ void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t 
         short16b(src, outer, count, dst);
         return;
     }
+    /* One slice at a time through a float32 buffer (exact widening, the float32 kernel in place, RNE narrowing),
+       so every exponential is computed once; without memory, the bf16 kernels recompute them instead. */
+    float * buffer = malloc(slice * sizeof(float));
     for (size_t o = 0; o < outer; ++o) {
-        if (inner == 1)
+        if (buffer != NULL) {
+            widen(src + o * slice, slice, buffer);
+            if (inner == 1)
+                row32f(buffer, count, buffer);
+            else
+                column32f(buffer, count, inner, buffer);
+            narrow(buffer, slice, dst + o * slice);
+        } else if (inner == 1) {
             row16b(src + o * slice, count, dst + o * slice);
-        else
+        } else {
             column16b(src + o * slice, count, inner, dst + o * slice);
+        }
     }
+    free(buffer);
 }
