@@ -277,10 +277,10 @@ def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None 
     library = library or default_library()
     if array.size == 0:
         return out
+    # A window of channels - 1 already covers every channel, so clamping changes no result; it keeps huge values
+    # within size_t, and upstream's NCHW code reads past the channels when half > channels (spec 6.4).
+    half = min(half, channels - 1)
     if library.kind != "bundled":
-        # Upstream NCHW reads past the channels when half > channels (spec 6.4); a window of channels - 1 already
-        # covers every channel, so the result is the same.
-        half = min(half, channels - 1)
         if layout == "nhwc" and channels < 2 * half + 1:
             image = array if array.ndim == 4 else array[None]
             nchw = np.ascontiguousarray(image.transpose(0, 3, 1, 2))

@@ -407,6 +407,12 @@ def test_lrn_bad_arguments(library, args, kwargs, error, message):
         simdbind.lrn(*args, library=library, **kwargs)
 
 
+def test_lrn_huge_half_is_a_window_over_every_channel(library):
+    x = np.random.default_rng(8).uniform(-10, 10, (5, 2, 3)).astype(np.float32)
+    np.testing.assert_array_equal(simdbind.lrn(x, 10 ** 30, (1, 0.1, -0.75), library=library),
+                                  simdbind.lrn(x, 4, (1, 0.1, -0.75), library=library))
+
+
 def test_lrn_refuses_in_place(library):
     x = np.ones((2, 3, 4), np.float32)
     with pytest.raises(ArgumentError, match="must not overlap"):
