@@ -336,8 +336,9 @@ def shuffle(x0: Any, x1: Any, type: int = 0, layout: str = "nchw", *, channels: 
     (not overlapping the inputs or each other).
     """
     layout = _layout(layout)
-    if isinstance(type, bool) or type not in (0, 1):
+    if isinstance(type, (bool, np.bool_)) or not isinstance(type, (int, np.integer)) or type not in (0, 1):
         raise ArgumentError(f"type: must be 0 (split) or 1 (interleave), got {type!r}")
+    type = int(type)
     a0 = input_array(x0, "x0", np.float32)
     a1 = input_array(x1, "x1", np.float32)
     b0, c0, s0 = _split_image(a0.shape, layout, "x0")

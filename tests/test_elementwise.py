@@ -458,6 +458,7 @@ def test_shuffle_out_pair(library):
     (np.ones((2, 2, 2), np.float32), np.ones((5, 2, 2), np.float32), (0,), {}, "x1: channel count must be even"),
     (np.ones((2, 2, 2), np.float32), np.ones((2, 2, 2), np.float32), (2,), {}, "type: must be 0"),
     (np.ones((2, 2, 2), np.float32), np.ones((2, 2, 2), np.float32), (True,), {}, "type: must be 0"),
+    (np.ones((2, 2, 2), np.float32), np.ones((2, 2, 2), np.float32), (0.0,), {}, "type: must be 0"),
     (np.ones((2, 2, 2), np.float32), np.ones((2, 2, 3), np.float32), (0,), {}, "x1: must have the batch"),
     (np.ones((2, 2, 2), np.float32), np.ones((4, 2, 2), np.float32), (1,), {}, "x1: must have the channel count"),
     (np.ones((3, 2, 2), np.float32), np.ones((3, 2, 2), np.float32), (1,), {}, "channels: both counts must be even"),
@@ -523,3 +524,32 @@ def test_hypothesis_shuffle(half0, half1, batch, spatial, shuffle_type, layout):
     want = reference.shuffle(x0, x1, shuffle_type, layout, channels)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+# -- fuzz: any argument mix returns or raises a typed error (SimdBindError), with `out` untouched on error ---------
+ANY = st.one_of(st.none(), st.booleans(), st.integers(-3, 5), st.floats(allow_nan=False, width=32), st.text(max_size=4),
+                st.sampled_from(["abs", "exp", "round", "nchw", "nhwc", "NHWC"]))
+
+
+@st.composite
+def any_array(draw):
+    shape = tuple(draw(st.lists(st.integers(0, 4), max_size=4)))
+    dtype = draw(st.sampled_from([np.float32, np.float32, np.float64, np.int32, np.uint16]))
+    return (np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) % 7 - 3).astype(dtype)
+
+
+@settings(max_examples=150, deadline=None)
+@given(any_array(), ANY, ANY, st.booleans())
+def test_fuzz_elementwise_family_never_fails_untyped(x, a, b, with_out):
+    out = np.full(x.shape, 7, x.dtype) if with_out else None
+    calls = [lambda: simdbind.unary(x, a, out=out), lambda: simdbind.softmax(x, a, out=out),
+             lambda: simdbind.lrn(x, a, (1, 0.1, -0.75), b, out=out), lambda: simdbind.shuffle(x, x, a, b),
+             lambda: simdbind.lrn_onnx(x, a, layout=b)]
+    for call in calls:
+        before = None if out is None else out.copy()
+        try:
+            with np.errstate(all="ignore"):
+                call()
+        except simdbind.SimdBindError:
+            if out is not None:
+                np.testing.assert_array_equal(out, before)
