@@ -553,3 +553,12 @@ def test_fuzz_elementwise_family_never_fails_untyped(x, a, b, with_out):
         except simdbind.SimdBindError:
             if out is not None:
                 np.testing.assert_array_equal(out, before)
+
+
+@pytest.mark.parametrize("shape, axis", [((1, (1 << 20) + 3), 1), ((1025, 1024), 0)])
+def test_softmax_bf16_huge_slices_recompute_without_a_buffer(isa_library, shape, axis):
+    # Slices above 2^20 floats take the bf16 kernels that recompute exp (no float32 buffer).
+    x = reference.bf16_round(np.random.default_rng(6).uniform(-3, 3, shape).astype(np.float32))
+    got = simdbind.softmax(x, axis, library=isa_library)
+    want = reference.softmax16b(x, axis)
+    assert np.abs(got.astype(np.int32) - want.astype(np.int32)).max() <= 1

@@ -211,6 +211,8 @@ static void narrow(const float * src, size_t n, uint16_t * dst)
         store_bf16_n(dst + i, vload_n(src + i, n - i), n - i);
 }
 
+#define BF16_BUFFER_MAX ((size_t)1 << 20) /* floats (4 MiB): larger slices recompute exp instead */
+
 void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t inner, uint16_t * dst)
 {
     if (count == 0 || inner == 0)
@@ -221,8 +223,8 @@ void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t 
         return;
     }
     /* One slice at a time through a float32 buffer (exact widening, the float32 kernel in place, RNE narrowing),
-       so every exponential is computed once; without memory, the bf16 kernels recompute them instead. */
-    float * buffer = malloc(slice * sizeof(float));
+       so every exponential is computed once; for huge slices (or without memory) the bf16 kernels recompute them. */
+    float * buffer = slice <= BF16_BUFFER_MAX ? malloc(slice * sizeof(float)) : NULL;
     for (size_t o = 0; o < outer; ++o) {
         if (buffer != NULL) {
             widen(src + o * slice, slice, buffer);
