@@ -10,9 +10,9 @@
  *
  *   vexp   <= 1.5 ulp [0.99] wherever the result is normal; exp(0) == 1 exactly; subnormal results are scaled with
  *          one rounding; x > 88.7228 -> +inf (also +inf), x < -103.98 -> +0 (also -inf).
- *   vlog   <= 1.5 ulp [0.85] for every x > 0 (subnormals included); log(1) == +0, log(+-0) = -inf,
+ *   vlog   <= 1.5 ulp [0.86] for every x > 0 (subnormals included); log(1) == +0, log(+-0) = -inf,
  *          log(x < 0) = NaN, log(+inf) = +inf.
- *   verf   <= 1.5 ulp [1.12]; odd (erf(-0) == -0); erf(+-inf) = +-1.
+ *   verf   <= 1.5 ulp [1.22]; odd (erf(-0) == -0); erf(+-inf) = +-1.
  *   vtanh  <= 1.5 ulp [1.33]; odd (tanh(-0) == -0); tanh(+-inf) = +-1.
  *   vsin, vcos  <= 1.5 ulp [1.26] for every finite x: |x| <= 6000 by exact float-float argument reduction
  *          (five-part pi/2); lanes with larger |x| are recomputed with the C library's sinf/cosf (correctly reduced
