@@ -35,10 +35,13 @@ SB_INLINE vh to_bf16(vf v)
 SB_INLINE void store_bf16(uint16_t * p, vf v) { *(vh_mem *)p = to_bf16(v); }
 SB_INLINE void store_bf16_n(uint16_t * p, vf v, size_t n) { vh h = to_bf16(v); memcpy(p, &h, n * 2); }
 
-/* e = exp(x - m), or for a lane whose max is +inf: 1 where x is +inf, else 0. */
-SB_INLINE vf softmax_term(vf x, vf m, vi m_inf)
+/* e = exp(x - m), or for a lane whose max is +inf: 1 where x is +inf, else 0. `any_inf`: some lane's max is +inf
+   (rare, so the plain exponential is a predictable branch away). */
+SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
 {
-    return vselect(m_inf, vselect(x == vset1(INFINITY), vset1(1.0f), vset1(0.0f)), vexp(x - m));
+    if (__builtin_expect(any_inf, 0))
+        return vselect(m_inf, vselect(x == vset1(INFINITY), vset1(1.0f), vset1(0.0f)), vexp(x - m));
+    return vexp(x - m);
 }
 
 /* ---- inner == 1: one contiguous slice of `count` values, lanes along the slice ------------------------------- */
@@ -68,24 +71,25 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf)
         }                                                                                                         \
         vf vm = vset1(mx);                                                                                        \
         vi m_inf = vm == vset1(INFINITY);                                                                         \
+        int any_inf = mx == INFINITY;                                                                             \
         vf sum = vset1(0.0f);                                                                                     \
         for (c = 0; c + SB_W <= count; c += SB_W) {                                                               \
-            vf e = softmax_term(LOAD(src + c), vm, m_inf);                                                        \
+            vf e = softmax_term(LOAD(src + c), vm, m_inf, any_inf);                                                        \
             sum += e;                                                                                             \
             if (STORE_TERMS) STORE(dst + c, e);                                                                   \
         }                                                                                                         \
         if (c < count) {                                                                                          \
-            vf e = softmax_term(LOAD_N(src + c, count - c), vm, m_inf);                                           \
+            vf e = softmax_term(LOAD_N(src + c, count - c), vm, m_inf, any_inf);                                           \
             e = vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count), e, vset1(0.0f));          \
             sum += e;                                                                                             \
             if (STORE_TERMS) STORE_N(dst + c, e, count - c);                                                      \
         }                                                                                                         \
         vf k = vset1(1.0f / vreduce_add(sum));                                                                    \
         for (c = 0; c + SB_W <= count; c += SB_W)                                                                 \
-            STORE(dst + c, (STORE_TERMS ? LOAD((const T *)dst + c) : softmax_term(LOAD(src + c), vm, m_inf)) * k); \
+            STORE(dst + c, (STORE_TERMS ? LOAD((const T *)dst + c) : softmax_term(LOAD(src + c), vm, m_inf, any_inf)) * k); \
         if (c < count)                                                                                            \
             STORE_N(dst + c,                                                                                      \
-                (STORE_TERMS ? LOAD_N((const T *)dst + c, count - c) : softmax_term(LOAD_N(src + c, count - c), vm, m_inf)) * k, \
+                (STORE_TERMS ? LOAD_N((const T *)dst + c, count - c) : softmax_term(LOAD_N(src + c, count - c), vm, m_inf, any_inf)) * k, \
                 count - c);                                                                                       \
     }
 
@@ -104,9 +108,10 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf)
                 m = vmax(m, x);                                                                                   \
             }                                                                                                     \
             vi m_inf = m == vset1(INFINITY);                                                                      \
+            int any_inf = sb_vm_any(m_inf);                                                                       \
             vf sum = vset1(0.0f);                                                                                 \
             for (size_t c = 0; c < count; ++c) {                                                                  \
-                vf e = softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf); \
+                vf e = softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf, any_inf); \
                 sum += e;                                                                                         \
                 if (STORE_TERMS) {                                                                                \
                     if (n == SB_W) STORE(dst + c * inner + i, e); else STORE_N(dst + c * inner + i, e, n);        \
@@ -116,7 +121,7 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf)
             for (size_t c = 0; c < count; ++c) {                                                                  \
                 T * d = dst + c * inner + i;                                                                      \
                 vf e = STORE_TERMS ? (n == SB_W ? LOAD((const T *)d) : LOAD_N((const T *)d, n))                   \
-                    : softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf); \
+                    : softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf, any_inf); \
                 if (n == SB_W) STORE(d, e * k); else STORE_N(d, e * k, n);                                        \
             }                                                                                                     \
         }                                                                                                         \
@@ -152,9 +157,10 @@ SB_INLINE vi sb_lane_index(void)
                 m = vmax(m, x);                                                                                   \
             }                                                                                                     \
             vi m_inf = m == vset1(INFINITY);                                                                      \
+            int any_inf = sb_vm_any(m_inf);                                                                       \
             vf sum = vset1(0.0f);                                                                                 \
             for (size_t c = 0; c < count; ++c) {                                                                  \
-                vf e = softmax_term(vload(block[c]), m, m_inf);                                                   \
+                vf e = softmax_term(vload(block[c]), m, m_inf, any_inf);                                                   \
                 sum += e;                                                                                         \
                 vstore(block[c], e);                                                                              \
             }                                                                                                     \
