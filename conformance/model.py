@@ -65,6 +65,13 @@ class Function:
     def tolerance(self, case: Case) -> Tolerance:
         raise NotImplementedError
 
+    def variant(self, case: Case) -> str:
+        """The row of the report matrix this case belongs to within the function (e.g. the operation), or "".
+
+        Default: the case's ``op`` parameter when it has one. Override to split the matrix differently."""
+        op = case.params.get("op", "")
+        return op if isinstance(op, str) else str(op)
+
 
 REGISTRY: dict[str, Function] = {}
 

@@ -1,21 +1,37 @@
-"""Runs functions x implementations x cases and compares each result with the reference."""
+"""Runs functions x implementations x cases and compares each result with the reference.
+
+Statuses of a case on an implementation:
+
+* ``pass``: within tolerance; ``fail``: outside it; ``error``: the call raised (or the worker process died);
+  ``skip``: the implementation lacks the function or cannot express the case (the reason is the detail);
+* ``known``: failed, and the deviation catalogue lists it for this implementation (the entry id is in
+  ``deviation``); ``xpass``: the catalogue lists it but it passed (the deviation did not show).
+
+Case inputs are seeded from the run's seed and the case descriptor, so results do not depend on order or on the
+number of worker processes.
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import os
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from conformance import cases as _cases  # noqa: F401  (registers every function)
-from conformance.implementations import Implementation
+from conformance import deviations as _deviations
+from conformance.adapters import Unsupported
 from conformance.model import REGISTRY, Case, Function
 from conformance.tolerance import compare
 
 DEFAULT_SEED = 20261122
+STATUSES = ("pass", "fail", "error", "skip", "known", "xpass")
+#: Statuses that do not fail a run.
+OK_STATUSES = ("pass", "skip", "known", "xpass")
 
 
 @dataclass
@@ -26,7 +42,7 @@ class CaseResult:
     group: str
     dtype: str
     layout: str
-    status: str  # "pass", "fail", "error", "skip"
+    status: str  # one of STATUSES
     detail: str = ""
     tolerance: str = ""
     max_abs: float = 0.0
@@ -36,18 +52,30 @@ class CaseResult:
     total: int = 0
     seconds: float = 0.0
     repro: str = ""
+    family: str = ""
+    deviation: str = ""  # ids of the catalogue entries that match, comma-separated
+    variant: str = ""  # Function.variant(case): the matrix row within the function (e.g. the operation)
 
     @property
     def ok(self) -> bool:
-        return self.status in ("pass", "skip")
+        return self.status in OK_STATUSES
 
 
-def select_cases(function: Function, profile: str, pattern: str | None = None) -> list[Case]:
-    """The function's cases in `profile`, optionally filtered by a glob over "function dtype layout descriptor"."""
+def _matches(case: Case, patterns: Sequence[str]) -> bool:
+    text = f"{case.function} {case.dtype} {case.layout} {case.descriptor}"
+    return all(fnmatch.fnmatchcase(text, f"*{p}*") for p in patterns)
+
+
+def select_cases(function: Function, profile: str, pattern: str | Sequence[str] | None = None,
+                 descriptor: str | None = None) -> list[Case]:
+    """The function's cases in `profile`, filtered by glob(s) over "function dtype layout descriptor" (all must
+    match). With `descriptor`, the one case of that exact descriptor whatever the profile (a repro)."""
+    if descriptor is not None:
+        return [c for c in function.cases() if c.descriptor == descriptor]
     chosen = [c for c in function.cases() if profile in c.profiles]
-    if pattern:
-        chosen = [c for c in chosen if fnmatch.fnmatch(f"{c.function} {c.dtype} {c.layout} {c.descriptor}",
-                                                       f"*{pattern}*")]
+    patterns = [pattern] if isinstance(pattern, str) else [p for p in (pattern or ()) if p]
+    if patterns:
+        chosen = [c for c in chosen if _matches(c, patterns)]
     return chosen
 
 
@@ -60,52 +88,88 @@ def functions(names: Iterable[str] | None = None) -> list[Function]:
     return [REGISTRY[n] for n in names]
 
 
-def repro_command(implementation: Implementation, case: Case, seed: int) -> str:
-    library = "bundled" if implementation.library.kind == "bundled" else implementation.library.path
-    return (f"simdbind conformance --library {library} --isa {implementation.isa} --profile full "
-            f"--seed {seed} --case '{case.descriptor}'")
+def repro_command(implementation: Any, case: Case, seed: int) -> str:
+    """One command that runs exactly this case on this implementation."""
+    descriptor = case.descriptor.replace("'", "'\\''")
+    return (f"simdbind conformance {implementation.repro_args()} --function {case.function} --seed {seed} "
+            f"--case '{descriptor}'")
 
 
-def run_case(implementation: Implementation, function: Function, case: Case, seed: int = DEFAULT_SEED) -> CaseResult:
+def run_case(implementation: Any, function: Function, case: Case, seed: int = DEFAULT_SEED,
+             catalogue: _deviations.Catalogue | None = None) -> CaseResult:
+    """Run one case on one implementation and compare with the reference (computed first, from pristine
+    inputs). `catalogue`: the deviation catalogue (default: the package's)."""
     result = CaseResult(implementation.name, function.name, case.descriptor, case.group, case.dtype, case.layout,
-                        "pass", repro=repro_command(implementation, case, seed))
-    missing = implementation.has(function.symbols)
-    if missing:
-        result.status, result.detail = "skip", f"{missing} is not provided by this library"
+                        "pass", family=getattr(function, "family", ""), variant=_variant(function, case))
+    reason = implementation.unavailable(function)
+    if reason:
+        result.status, result.detail = "skip", reason
         return result
     inputs = function.inputs(case, case.rng(seed))
-    tolerance = function.tolerance(case)
+    expected = function.reference(case, inputs)
+    tolerance = implementation.tolerance(function, case)
     result.tolerance = tolerance.describe()
     start = time.perf_counter()
     try:
-        with implementation.active() as library:
-            actual = function.run(library, case, inputs)
+        actual = implementation.execute(function, case, inputs)
+    except Unsupported as why:
+        result.status, result.detail = "skip", str(why)
+        return result
     except Exception as error:  # an implementation error is a finding, not a crash of the run
+        result.seconds = time.perf_counter() - start
+        if type(error).__name__ == "FunctionNotAvailableError":
+            result.status, result.detail = "skip", str(error)
+            return result
         result.status = "error"
         result.detail = f"{type(error).__name__}: {error}"
-        result.seconds = time.perf_counter() - start
         if not isinstance(error, (ValueError, TypeError, NotImplementedError, RuntimeError)):
             result.detail += "\n" + traceback.format_exc(limit=3)
-        return result
-    result.seconds = time.perf_counter() - start
-    expected = function.reference(case, inputs)
-    actual_parts = actual if isinstance(actual, tuple) else (actual,)
-    expected_parts = expected if isinstance(expected, tuple) else (expected,)
-    details = []
-    for index, (a, e) in enumerate(zip(actual_parts, expected_parts)):
-        comparison = compare(np.asarray(a), np.asarray(e), tolerance)
-        result.max_abs = max(result.max_abs, comparison.max_abs)
-        result.max_rel = max(result.max_rel, comparison.max_rel)
-        result.max_ulp = max(result.max_ulp, comparison.max_ulp)
-        result.mismatches += comparison.mismatches
-        result.total += comparison.total
-        if not comparison.passed:
-            label = f"output {index}: " if len(actual_parts) > 1 else ""
-            details.append(f"{label}{comparison.mismatches}/{comparison.total} outside {tolerance.describe()}; "
-                           f"first at {comparison.first_mismatch}; max abs {comparison.max_abs:.3g}, "
-                           f"max ulp {comparison.max_ulp:.0f}")
-    if details:
-        result.status, result.detail = "fail", "; ".join(details)
+    else:
+        result.seconds = time.perf_counter() - start
+        actual_parts = actual if isinstance(actual, tuple) else (actual,)
+        expected_parts = expected if isinstance(expected, tuple) else (expected,)
+        details = []
+        if len(actual_parts) != len(expected_parts):
+            details.append(f"{len(actual_parts)} outputs, expected {len(expected_parts)}")
+        for index, (a, e) in enumerate(zip(actual_parts, expected_parts)):
+            comparison = compare(np.asarray(a), np.asarray(e), tolerance)
+            result.max_abs = max(result.max_abs, comparison.max_abs)
+            result.max_rel = max(result.max_rel, comparison.max_rel)
+            result.max_ulp = max(result.max_ulp, comparison.max_ulp)
+            result.mismatches += comparison.mismatches
+            result.total += comparison.total
+            if not comparison.passed:
+                label = f"output {index}: " if len(actual_parts) > 1 else ""
+                details.append(f"{label}{comparison.mismatches}/{comparison.total} outside {tolerance.describe()}; "
+                               f"first at {comparison.first_mismatch}; max abs {comparison.max_abs:.3g}, "
+                               f"max ulp {comparison.max_ulp:.0f}")
+        if details:
+            result.status, result.detail = "fail", "; ".join(details)
+    return _classify(result, implementation, case, seed, catalogue)
+
+
+def _variant(function: Function, case: Case) -> str:
+    variant = getattr(function, "variant", None)
+    return variant(case) if variant is not None else ""
+
+
+def _classify(result: CaseResult, implementation: Any, case: Case, seed: int,
+              catalogue: _deviations.Catalogue | None) -> CaseResult:
+    """Apply the deviation catalogue (fail/error -> known, pass -> xpass) and add the repro of non-passes."""
+    try:
+        known = (catalogue if catalogue is not None else _deviations.default()).match(implementation, case)
+    except _deviations.CatalogueError as error:
+        result.status, result.detail = "error", f"deviation catalogue: {error}"
+        known = []
+    if known:
+        result.deviation = ", ".join(e.id for e in known)
+        behaviour = "; ".join(f"{e.id} ({e.spec}): {e.behaviour}" for e in known)
+        if result.status in ("fail", "error"):
+            result.status, result.detail = "known", f"known deviation {behaviour}; observed: {result.detail}"
+        elif result.status == "pass":
+            result.status, result.detail = "xpass", f"catalogued deviation did not show: {behaviour}"
+    if result.status != "pass":
+        result.repro = repro_command(implementation, case, seed)
     return result
 
 
@@ -119,16 +183,154 @@ class Run:
     def failed(self) -> list[CaseResult]:
         return [r for r in self.results if not r.ok]
 
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.results)
 
-def run(implementations: list[Implementation], function_names: Iterable[str] | None = None, profile: str = "ci",
-        seed: int = DEFAULT_SEED, pattern: str | None = None, progress: Any = None) -> Run:
+
+def plan(implementations: Sequence[Any], function_names: Iterable[str] | None = None, profile: str = "ci",
+         pattern: str | Sequence[str] | None = None, descriptor: str | None = None
+         ) -> list[tuple[int, Function, Case]]:
+    """(implementation index, function, case) in run order: function, case, then implementation."""
+    return [(index, fn, case) for fn in functions(function_names)
+            for case in select_cases(fn, profile, pattern, descriptor)
+            for index in range(len(implementations))]
+
+
+def run(implementations: Sequence[Any], function_names: Iterable[str] | None = None, profile: str = "ci",
+        seed: int = DEFAULT_SEED, pattern: str | Sequence[str] | None = None,
+        progress: Callable[[int, int, CaseResult], None] | None = None, workers: int = 1,
+        descriptor: str | None = None, catalogue: _deviations.Catalogue | None = None,
+        modules: Sequence[str] = ()) -> Run:
+    """Run the selected cases. `workers` > 1 runs them in that many processes (spawned, so that torch and
+    ONNX Runtime thread pools are never forked); the results, in the same order, are identical. `modules`: extra
+    modules that register functions (outside ``conformance.cases``), imported by each worker."""
     start = time.perf_counter()
-    plan = [(impl, fn, case) for fn in functions(function_names) for case in select_cases(fn, profile, pattern)
-            for impl in implementations]
+    catalogue = catalogue if catalogue is not None else _deviations.default()
+    steps = plan(implementations, function_names, profile, pattern, descriptor)
     outcome = Run()
-    for index, (impl, fn, case) in enumerate(plan):
-        outcome.results.append(run_case(impl, fn, case, seed))
-        if progress:
-            progress(index + 1, len(plan), outcome.results[-1])
+    if workers > 1 and len(steps) > 1:
+        outcome.results = _run_parallel(implementations, steps, seed, catalogue, progress, workers, tuple(modules))
+    else:
+        for done, (index, fn, case) in enumerate(steps, 1):
+            outcome.results.append(run_case(implementations[index], fn, case, seed, catalogue))
+            if progress:
+                progress(done, len(steps), outcome.results[-1])
     outcome.seconds = time.perf_counter() - start
     return outcome
+
+
+def worker_count(text: str | int | None) -> int:
+    """`-n` value: a count >= 1, or "auto" (the CPUs this process may use)."""
+    if text in (None, "", 0, "0"):
+        return 1
+    if text == "auto":
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except AttributeError:  # not Linux
+            return max(1, os.cpu_count() or 1)
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"-n: must be >= 1 or 'auto', got {text!r}")
+    return value
+
+
+# -- worker processes -------------------------------------------------------------------------------------------
+_worker: dict[str, Any] = {}
+
+
+def _worker_init(specs: list[tuple[str, ...]], seed: int, raw_catalogue: list[dict[str, Any]],
+                 modules: tuple[str, ...] = ()) -> None:
+    import importlib
+
+    from conformance.implementations import from_spec
+
+    for module in modules:
+        importlib.import_module(module)
+    _worker["implementations"] = [from_spec(spec) for spec in specs]
+    _worker["seed"] = seed
+    catalogue = _deviations.Catalogue()
+    for index, raw in enumerate(raw_catalogue):
+        source = raw.pop("source", "catalogue")
+        catalogue.add(_deviations.parse_entry(raw, source, index))
+    _worker["catalogue"] = catalogue
+    _worker["cases"] = {}
+
+
+def _worker_case(function: Function, descriptor: str) -> Case:
+    index = _worker["cases"].get(function.name)
+    if index is None:
+        index = _worker["cases"][function.name] = {c.descriptor: c for c in function.cases()}
+    return index[descriptor]
+
+
+def _worker_chunk(chunk: list[tuple[int, int, str, str]]) -> list[tuple[int, CaseResult]]:
+    results = []
+    for position, impl_index, function_name, descriptor in chunk:
+        function = REGISTRY[function_name]
+        case = _worker_case(function, descriptor)
+        results.append((position, run_case(_worker["implementations"][impl_index], function, case, _worker["seed"],
+                                           _worker["catalogue"])))
+    return results
+
+
+def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Function, Case]], seed: int,
+                  catalogue: _deviations.Catalogue, progress: Callable | None, workers: int,
+                  modules: tuple[str, ...] = ()) -> list[CaseResult]:
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    items = [(position, index, fn.name, case.descriptor) for position, (index, fn, case) in enumerate(steps)]
+    size = max(1, min(256, len(items) // (workers * 8) or 1))
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    init = ([impl.spec for impl in implementations], seed, catalogue.raw(), modules)
+    context = multiprocessing.get_context("spawn")
+    results: list[CaseResult | None] = [None] * len(items)
+    done = 0
+
+    def collect(chunk_results: list[tuple[int, CaseResult]]) -> None:
+        nonlocal done
+        for position, result in chunk_results:
+            results[position] = result
+            done += 1
+            if progress:
+                progress(done, len(items), result)
+
+    unfinished: list[list[tuple[int, int, str, str]]] = []
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=init) as pool:
+        futures = {pool.submit(_worker_chunk, chunk): chunk for chunk in chunks}
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                try:
+                    collect(future.result())
+                except BrokenProcessPool:
+                    unfinished.append(futures[future])
+    # A worker died (a crash in C is a finding): rerun the cases it may have held one at a time, each crash
+    # recorded as an error of its case, in a fresh single worker.
+    rest = [item for chunk in unfinished for item in chunk if results[item[0]] is None]
+    pool = None
+    for item in rest:
+        if pool is None:
+            pool = ProcessPoolExecutor(1, mp_context=context, initializer=_worker_init, initargs=init)
+        try:
+            collect(pool.submit(_worker_chunk, [item]).result())
+        except BrokenProcessPool:
+            pool.shutdown(wait=False)
+            pool = None
+            position, index, function_name, descriptor = item
+            case = _worker_case_in_parent(function_name, descriptor)
+            impl = implementations[index]
+            crashed = CaseResult(impl.name, function_name, descriptor, case.group, case.dtype, case.layout, "error",
+                                 "the process running this case died (a crash in the implementation)",
+                                 family=getattr(REGISTRY[function_name], "family", ""),
+                                 variant=_variant(REGISTRY[function_name], case))
+            collect([(position, _classify(crashed, impl, case, seed, catalogue))])
+    if pool is not None:
+        pool.shutdown()
+    return [r for r in results if r is not None]
+
+
+def _worker_case_in_parent(function_name: str, descriptor: str) -> Case:
+    return next(c for c in REGISTRY[function_name].cases() if c.descriptor == descriptor)

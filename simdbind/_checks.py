@@ -1,5 +1,29 @@
 """Argument checks shared by every wrapper. Each raises before any C code runs, naming the argument and the rule."""
 
+# How to keep a wrapper fast (issue 8's budget: a tiny call costs at most 1.5x the raw cffi call + 1 us; measure
+# with `simdbind bench --functions overhead --timer thread`). Costs below are per operation on the 2-core EPYC
+# these were measured on (Python 3.11): every attribute, comparison or call is 25-90 ns, so count them.
+# - Add a fast path for the common case that only *accepts*: exact types (`type(x) is np.ndarray`), native
+#   dtypes by identity (`x.dtype is F32`), equal shapes. Anything else, or any doubt, falls through to the
+#   ordinary checks, which raise the documented errors: no rule is weakened or reordered.
+# - Let cffi check what it checks anyway: `from_buffer(ctype, a)` raises ValueError for a non-C-contiguous
+#   array (catch it, take the ordinary path). Pass `require_writable` positionally if at all (as a keyword it
+#   costs ~200 ns); for `out`, one `out.flags` serves both `writeable` and `owndata`.
+# - Pointers: `from_buffer` with a ctype object made once (`bindings(library).f32`), ~180 ns; with a string
+#   type ~300 ns; `ffi.cast('float *', a.ctypes.data)` ~3 us (`.ctypes` builds an object); `__array_interface__`
+#   ~1 us. A fresh output from `np.empty` needs no overlap or writeability check.
+# - Pass a Python list where C wants `float **` (cffi builds it on the stack): no `ffi.new` per call.
+# - Overlap of `out` with an input: two distinct arrays that both own their data (`flags.owndata`) cannot
+#   overlap (~80 ns per array); otherwise compare the cdata pointers (`p == q`, `q < p + n`: ~60 ns each, so
+#   ~500 ns for two inputs). `np.may_share_memory` is ~300 ns per pair.
+# - Look things up once per library: `library._bindings or bindings(library)` gives from_buffer, NULL, ctypes and
+#   cached C functions; keep a wrapper's constants (C function, read-only default weights as cdata) in one tuple
+#   in `Bindings.cache` under a str key (one dict lookup; tuple keys hash on every call).
+# - Mixed-type dict keys are slow: a dict holding both IntEnum and str keys makes `d.get("sum")` call
+#   IntEnum.__eq__ on hash collisions (~110 ns vs ~50 ns for a str-only dict).
+# - Result for eltwise([x, y], 'sum', out=o), 16 floats: 7.2 us before, 2.4 us after; the raw call from prebuilt
+#   cdata is 0.3 us, and from NumPy arrays (3 from_buffer + the call) 1.15 us: that part is the floor.
+
 from __future__ import annotations
 
 import operator
@@ -67,3 +91,40 @@ def size_arg(value: Any, name: str, *, minimum: int = 0) -> int:
     if number < minimum:
         raise ArgumentError(f"{name}: must be >= {minimum}, got {number}")
     return number
+
+
+# -- fast-path helpers (bench: the per-call overhead budget, see the comment at the top) ----------------------
+#: Native-byte-order dtypes, compared with ``is`` on fast paths (``x.dtype is F32``); others take the full checks.
+F32 = np.dtype(np.float32)
+
+
+class Bindings:
+    """What wrappers need from one library on every call, looked up once (see :func:`bindings`)."""
+
+    __slots__ = ("library", "ffi", "from_buffer", "null", "f32", "functions", "cache")
+
+    def __init__(self, library: Any) -> None:
+        ffi = library.ffi
+        self.library = library
+        self.ffi = ffi
+        self.from_buffer = ffi.from_buffer  # from_buffer(ctype, array[, require_writable]); positional args only
+        self.null = ffi.NULL
+        self.f32 = ffi.typeof("float[]")
+        self.functions: dict[str, Any] = {}
+        self.cache: dict[Any, Any] = {}  # wrapper-owned cdata of constant, read-only arrays
+
+    def function(self, name: str) -> Any:
+        """The C function `name` (``library.function``'s errors when absent), cached."""
+        fn = self.functions.get(name)
+        if fn is None:
+            fn = self.functions[name] = self.library.function(name)
+        return fn
+
+
+def bindings(library: Any) -> Bindings:
+    """The :class:`Bindings` of `library`, made on first use and kept on it. Use ``library._bindings or
+    bindings(library)`` on a hot path."""
+    found = library._bindings
+    if found is None:
+        found = library._bindings = Bindings(library)
+    return found

@@ -26,27 +26,178 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _conformance(args: argparse.Namespace) -> int:
+    import shlex
+
     from conformance import report, runner
     from conformance.implementations import implementations
 
-    impls = implementations(args.library, args.isa, args.mode)
-    pattern = args.case or args.k
-    tty = sys.stdout.isatty()
+    if args.conformance_command == "diff":
+        try:
+            old, new = report.read_json(args.old), report.read_json(args.new)
+        except (OSError, ValueError) as error:
+            print(f"simdbind: conformance diff: {error}", file=sys.stderr)
+            return 2
+        difference = report.diff(old, new)
+        print(report.format_diff(difference, args.old, args.new))
+        return 1 if difference.failed else 0
 
-    def progress(done: int, total: int, result: runner.CaseResult) -> None:
-        if tty:
-            print(f"\r{done}/{total} cases", end="" if done < total else "\n", flush=True)
-
-    outcome = runner.run(impls, args.function or None, args.profile, args.seed, pattern, progress)
-    outcome.meta = {"profile": args.profile, "seed": args.seed, "filter": pattern,
-                    "environment": report.environment(impls)}
-    print(report.format_summary(outcome))
-    if args.report_json:
-        print(f"report: {report.write_json(outcome, args.report_json)}")
-    if not outcome.results:
+    try:
+        workers = runner.worker_count(args.workers)
+        impls = implementations(args.library, args.isa, args.mode, args.impl)
+        steps = runner.plan(impls, args.function or None, args.profile, args.k, args.case)
+    except (KeyError, ValueError) as error:
+        if isinstance(error, simdbind.SimdBindError):
+            raise
+        print(f"simdbind: {error.args[0] if error.args else error}", file=sys.stderr)
+        return 2
+    if args.list:
+        for index, function, case in steps:
+            print(f"{impls[index].name}  {case.descriptor}")
+        return 0 if steps else 2
+    command = ["simdbind", "conformance", "--profile", args.profile, "--seed", str(args.seed)]
+    for flag, values in (("--library", args.library), ("--impl", args.impl), ("--function", args.function),
+                         ("-k", args.k)):
+        for value in values or ():
+            command += [flag, value]
+    command += (["--isa", args.isa] if args.isa != "all" else []) + (["--mode", args.mode] if args.mode else [])
+    command += ["--case", args.case] if args.case else []
+    meta = report.make_meta(impls, profile=args.profile, seed=args.seed, filter=" ".join(args.k or []) or None,
+                            case=args.case, functions=args.function, workers=workers, command=shlex.join(command))
+    print(report.format_header(meta, len(steps), impls), flush=True)
+    if not steps:
         print("no cases selected", file=sys.stderr)
         return 2
+    progress = None if args.no_progress else report.Progress(sys.stderr)
+    try:
+        outcome = runner.run(impls, args.function or None, args.profile, args.seed, args.k, progress, workers,
+                             args.case)
+    finally:
+        if progress:
+            progress.close()
+    outcome.meta = meta
+    print(report.format_summary(outcome))
+    writers = ((args.report_json, report.write_json), (args.junit_xml, report.write_junit),
+               (args.report_md, report.write_markdown), (args.report_html, report.write_html))
+    written = [str(write(outcome, path)) for path, write in writers if path]
+    if written:
+        print(f"reports: {', '.join(written)}")
     return 1 if outcome.failed else 0
+
+
+def _bench_command(args: argparse.Namespace) -> str:
+    """The command line that reproduces this run (its options, spelled out)."""
+    import shlex
+
+    words = ["simdbind", "bench"]
+    for library in args.library or []:
+        words += ["--library", library]
+    if args.isa != "all":
+        words += ["--isa", args.isa]
+    if args.mode:
+        words += ["--mode", args.mode]
+    if args.peers != "all":
+        words += ["--peers", args.peers]
+    if args.threads != "1":
+        words += ["--threads", args.threads]
+    for item in args.functions or []:
+        words += ["--functions", item]
+    if args.quick:
+        words.append("--quick")
+    if args.repeats:
+        words += ["--repeats", str(args.repeats)]
+    if args.min_time is not None:
+        words += ["--min-time", str(args.min_time)]
+    if args.timer != "wall":
+        words += ["--timer", args.timer]
+    for option in ("json", "md", "plot"):
+        if getattr(args, option):
+            words += [f"--{option}", getattr(args, option)]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """`simdbind bench`: measure, print a table, write JSON / Markdown / plot (see simdbind.bench.harness)."""
+    import json
+
+    from simdbind.bench import harness
+
+    patterns = [p.strip() for item in (args.functions or []) for p in item.split(",") if p.strip()]
+    cases, errors = harness.discover(patterns, quick=args.quick)
+    for module, error in errors.items():
+        print(f"warning: {module}: {error}", file=sys.stderr)
+    if args.list:
+        for case in cases:
+            print(f"{case.family:12s} {case.name}")
+        return 0 if cases else 2
+    if not cases:
+        print("no benchmark cases selected", file=sys.stderr)
+        return 2
+    try:
+        threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    except ValueError:
+        print(f"simdbind: --threads: must be comma-separated integers, got {args.threads!r}", file=sys.stderr)
+        return 2
+    if not threads or min(threads) < 1:
+        print(f"simdbind: --threads: every count must be >= 1, got {args.threads!r}", file=sys.stderr)
+        return 2
+    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    if not peers:
+        print("simdbind: --peers: name at least one peer, 'all' or 'none'", file=sys.stderr)
+        return 2
+    known = {harness.peer_family(name) for case in cases for name in case.peers} | set(harness.PEERS)
+    unknown = sorted(set(peers) - known - {"all", "none"})
+    if unknown:
+        print(f"simdbind: --peers: no case has {', '.join(unknown)} (known: {', '.join(sorted(known))})",
+              file=sys.stderr)
+        return 2
+    if args.timer == "thread" and (max(threads) > 1 or any(c.family == "gil" for c in cases)):
+        print("warning: --timer thread does not see work done by other threads: multithreaded and gil rows "
+              "will look faster than they are", file=sys.stderr)
+    targets = harness.targets(args.library, args.isa, args.mode)
+    repeats = args.repeats or (5 if args.quick else 11)
+    min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
+
+    def progress(m: harness.Measurement) -> None:
+        if m.ok:
+            vs = "  ".join(f"{v:.2f}x vs {k}" for k, v in m.speedup.items())
+            print(f"{m.case:40.40s} {m.threads:>2} {m.implementation:34.34s} {m.median * 1e6:12.3f} us "
+                  f"{m.throughput:10.4g} {m.unit:8s} {vs}", flush=True)
+        else:
+            print(f"{m.case:40.40s} {m.threads:>2} {m.implementation:34.34s} {m.error}", flush=True)
+
+    measurements = harness.run(cases, targets, peers, threads, repeats, min_time, timer=harness.TIMERS[args.timer],
+                               progress=progress)
+    command = _bench_command(args)
+    report = harness.Report(
+        meta={"command": command.strip(), "repeats": repeats, "min_time": min_time, "threads": threads,
+              "timer": args.timer,
+              "peers": peers, "quick": args.quick, "environment": harness.environment(targets),
+              "notes": {c.name: c.note for c in cases if c.note}},
+        measurements=measurements, errors=errors)
+    if args.provisional:
+        report.meta["provisional"] = args.provisional
+    for m in measurements:
+        if m.budget:
+            b = m.budget
+            print(f"overhead {m.case} {m.implementation}: {b['median_us']:.2f} us vs raw {b['baseline_us']:.2f} us, "
+                  f"budget {b['limit_us']:.2f} us: {'met' if b['met'] else 'NOT met'}")
+    for line in harness.family_summary(measurements):
+        print(line.replace("**", ""))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(report.to_dict(), f, indent=1)
+        print(f"json: {args.json}")
+    if args.md:
+        with open(args.md, "w", encoding="utf-8") as f:
+            f.write(harness.to_markdown(report))
+        print(f"markdown: {args.md}")
+    if args.plot:
+        try:
+            print(f"plot: {harness.plot(report, args.plot)}")
+        except RuntimeError as error:
+            print(f"simdbind: {error}", file=sys.stderr)
+            return 2
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,19 +209,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     info.add_argument("--mode", choices=("api", "abi"), default=None)
     info.set_defaults(handler=_info)
 
-    conf = sub.add_parser("conformance", help="check an implementation against the references")
+    conf = sub.add_parser("conformance", help="check implementations against the references and write reports",
+                          description="Run the conformance cases on the implementations under test, print a summary "
+                                      "and write reports. 'simdbind conformance diff OLD.json NEW.json' compares "
+                                      "two JSON reports.")
     conf.add_argument("--library", action="append", default=None,
-                      help="'bundled' or a path; repeat for several (default: bundled, plus $SIMD_LIBRARY)")
+                      help="'bundled' or a path; repeat for several (default: bundled, plus $SIMD_LIBRARY, "
+                           "unless only --impl is given)")
     conf.add_argument("--isa", default="all", help="ISA of the bundled library, or 'all' (default)")
     conf.add_argument("--mode", choices=("api", "abi"), default=None, help="load the bundled library in this mode")
+    conf.add_argument("--impl", action="append", choices=("torch", "onnxruntime"), default=None,
+                      help="also run the cases on this adapter (repeatable); skipped with a reason if not installed")
     conf.add_argument("--profile", choices=("smoke", "ci", "full"), default="smoke")
     conf.add_argument("--function", action="append", help="only this function (repeatable)")
-    conf.add_argument("-k", default=None, help="only cases whose 'function dtype layout descriptor' matches")
-    conf.add_argument("--case", default=None, help="only the case with this descriptor (a repro)")
-    conf.add_argument("--seed", type=int, default=None)
-    conf.add_argument("--report-json", default="reports/conformance.json",
-                      help="where to write the JSON report (default: %(default)s; '' for none)")
-    conf.set_defaults(handler=_conformance)
+    conf.add_argument("-k", action="append", default=None, metavar="PATTERN",
+                      help="only cases whose 'function dtype layout descriptor' matches the glob *PATTERN* "
+                           "(repeatable: all must match)")
+    conf.add_argument("--case", default=None, metavar="DESCRIPTOR",
+                      help="only the case with exactly this descriptor, whatever the profile (a repro)")
+    conf.add_argument("--seed", type=int, default=None, help="base seed of the case inputs")
+    conf.add_argument("-n", "--workers", default="1", metavar="N",
+                      help="worker processes, or 'auto' (default 1: in this process); results do not depend on it")
+    conf.add_argument("--list", action="store_true", help="list the selected cases and exit")
+    conf.add_argument("--no-progress", action="store_true", help="no progress display")
+    conf.add_argument("--report-json", default="reports/conformance.json", metavar="FILE",
+                      help="JSON report (default: %(default)s; '' for none)")
+    conf.add_argument("--junit-xml", default="reports/conformance.xml", metavar="FILE",
+                      help="JUnit XML report (default: %(default)s; '' for none)")
+    conf.add_argument("--report-md", default="reports/conformance.md", metavar="FILE",
+                      help="Markdown summary for a CI page (default: %(default)s; '' for none)")
+    conf.add_argument("--report-html", default="reports/conformance.html", metavar="FILE",
+                      help="self-contained HTML matrix (default: %(default)s; '' for none)")
+    conf.set_defaults(handler=_conformance, conformance_command=None)
+    conf_sub = conf.add_subparsers(dest="conformance_command", metavar="diff")
+    conf_diff = conf_sub.add_parser("diff", help="list regressions and fixes between two JSON reports")
+    conf_diff.add_argument("old", metavar="OLD.json")
+    conf_diff.add_argument("new", metavar="NEW.json")
+
+    bench = sub.add_parser("bench", help="benchmark the bundled library per ISA, external libraries and peers")
+    bench.add_argument("--library", action="append", default=None,
+                       help="'bundled' or a path; repeat for several (default: bundled, plus $SIMD_LIBRARY)")
+    bench.add_argument("--isa", default="all", help="ISA(s) of the bundled library: a name, a,b list or 'all'")
+    bench.add_argument("--mode", choices=("api", "abi"), default=None, help="load the bundled library in this mode")
+    bench.add_argument("--peers", default="all",
+                       help="comma-separated peers to measure, e.g. numpy,torch,onnxruntime,memcpy; 'all' (default: "
+                       "every peer a case lists and that is installed) or 'none'")
+    bench.add_argument("--threads", default="1", help="library thread counts, e.g. 1,2 (default: 1)")
+    bench.add_argument("--functions", action="append", help="only cases whose name or family contains this "
+                       "(repeatable, comma-separated)")
+    bench.add_argument("--quick", action="store_true", help="fewer sizes, samples and shorter samples")
+    bench.add_argument("--repeats", type=int, default=None, help="samples per implementation (default 11, quick 5)")
+    bench.add_argument("--min-time", type=float, default=None, help="seconds per sample (default 0.02, quick 0.005)")
+    bench.add_argument("--timer", choices=("wall", "thread"), default="wall",
+                       help="wall clock (default), or the calling thread's CPU time: steadier on a shared machine "
+                       "but blind to other threads (not for --threads > 1 or the gil case)")
+    bench.add_argument("--json", default=None, help="write all measurements and the environment as JSON")
+    bench.add_argument("--md", default=None, help="write the Markdown table for the README")
+    bench.add_argument("--plot", default=None, help="write a PNG of throughput per case (needs matplotlib)")
+    bench.add_argument("--provisional", default=None, help="a caveat printed at the top of the Markdown")
+    bench.add_argument("--list", action="store_true", help="list the selected cases and exit")
+    bench.set_defaults(handler=_bench)
 
     args = parser.parse_args(argv)
     if getattr(args, "seed", 0) is None:

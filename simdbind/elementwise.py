@@ -7,9 +7,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simdbind._checks import input_array, output_array, size_arg
+from simdbind._checks import F32, bindings, input_array, output_array, size_arg
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError
+from simdbind import library as _library_module
 from simdbind.library import Library, default_library
 
 __all__ = ["eltwise", "unary", "softmax", "lrn", "lrn_onnx", "shuffle"]
@@ -18,6 +19,11 @@ __all__ = ["eltwise", "unary", "softmax", "lrn", "lrn_onnx", "shuffle"]
 _ELTWISE_OPS: dict[object, EltwiseOperation] = {
     **{m.name.lower(): m for m in EltwiseOperation}, **{int(m): m for m in EltwiseOperation}}
 _ONES: dict[int, np.ndarray] = {}
+# eltwise fast path (bench engineer): see "How to keep a wrapper fast" in _checks.py
+_ELTWISE_NAMES: dict[str, EltwiseOperation] = {m.name.lower(): m for m in EltwiseOperation}
+_ELTWISE_KEY = "eltwise"  # Bindings.cache key of the fast path's constants
+_ELTWISE_FN = "SimdSynetEltwiseLayerForward"
+_ndarray, _empty = np.ndarray, np.empty
 
 
 def _ones(count: int) -> np.ndarray:
@@ -53,9 +59,48 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
     numpy.ndarray
         `out`, or a new array.
     """
-    operation = _ELTWISE_OPS.get(op) if isinstance(op, (str, int)) else None
+    operation = _ELTWISE_NAMES.get(op) if type(op) is str else None  # fast: a str-only dict (no IntEnum __eq__)
     if operation is None:
-        operation = parse_enum(EltwiseOperation, op, "op")
+        operation = _ELTWISE_OPS.get(op) if isinstance(op, (str, int)) else None
+        if operation is None:
+            operation = parse_enum(EltwiseOperation, op, "op")
+    # Fast path (see "How to keep a wrapper fast" in _checks.py): two exact float32 arrays of one shape, default
+    # weights, no `out` or an exact one. It only accepts; anything else, or any doubt, takes the full checks below.
+    if weights is None and (type(inputs) is list or type(inputs) is tuple) and len(inputs) == 2:
+        a, b = inputs
+        if type(a) is _ndarray and type(b) is _ndarray and a.dtype is F32 and b.dtype is F32:
+            shape = a.shape
+            if shape == b.shape and (out is None or (type(out) is _ndarray and out.dtype is F32
+                                                     and out.shape == shape)):
+                lib = library or _library_module._default or default_library()
+                c = lib._bindings or bindings(lib)
+                from_buffer, f32 = c.from_buffer, c.f32
+                try:  # from_buffer refuses non-C-contiguous arrays (ValueError)
+                    pa, pb = from_buffer(f32, a), from_buffer(f32, b)
+                    if out is None:
+                        result = _empty(shape, F32)
+                        pd = from_buffer(f32, result)  # fresh, so writeable and apart from the inputs
+                        ok = True
+                    else:
+                        flags = out.flags
+                        ok = flags.writeable
+                        if ok:
+                            result, pd, n = out, from_buffer(f32, out), len(pa)
+                            # out may be a or b exactly, never overlap either partially. Two distinct arrays that
+                            # own their data are apart (flags, cheap); otherwise compare the equal-size ranges.
+                            if not (flags.owndata and (out is a or a.flags.owndata) and (out is b or b.flags.owndata)):
+                                end = pd + n
+                                ok = ((pd == pa or not (pa < end and pd < pa + n))
+                                      and (pd == pb or not (pb < end and pd < pb + n)))
+                except ValueError:
+                    ok = False
+                if ok:
+                    cached = c.cache.get(_ELTWISE_KEY)  # (C function, unit weights of two inputs as cdata)
+                    if cached is None:
+                        cached = c.cache[_ELTWISE_KEY] = (c.function(_ELTWISE_FN), from_buffer(f32, _ones(2)))
+                    fn, ones = cached
+                    fn([pa, pb], ones if operation == 1 else c.null, 2, len(pa), operation, pd)  # 1: SUM
+                    return result
     if not isinstance(inputs, (list, tuple)):
         raise ArgumentError(f"inputs: must be a list or tuple of arrays, got {type(inputs).__name__}")
     count = len(inputs)

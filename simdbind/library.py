@@ -39,6 +39,8 @@ class Library:
     generation: str = ""
     capabilities: dict[str, Any] = field(default_factory=dict)
     _functions: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: Per-library lookups for the wrappers' fast paths (:func:`simdbind._checks.bindings`), made on first use.
+    _bindings: Any = field(default=None, repr=False, compare=False)
 
     # -- functions -------------------------------------------------------------------------------------------
     def function(self, name: str) -> Any:

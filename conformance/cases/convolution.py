@@ -1,0 +1,352 @@
+"""Cases of the convolution family: SimdSynetConvolution32f* through :class:`simdbind.Convolution32f`.
+
+Four sources of cases, each in both layouts:
+
+* an ONNX-style geometry grid around a small base shape, one axis varied at a time (kernels 1..7 and non-square,
+  strides 1..3 and non-square, dilations 1..3, asymmetric pads, groups 1/2/4, depthwise and depthwise with a
+  multiplier, channel counts on both sides of every vector width, H or W equal to 1, batch 1..3, threads 1 and 2);
+* every activation with parameters, on a GEMM, a 1x1 and a depthwise geometry;
+* upstream's enabled test shapes (spec 5.2) and its disabled (`#if 0`) tables (spec 5.3), the latter in ``full``.
+  Upstream's ``Param`` takes ``Size(x, y)`` with X first, and its Size constructor sets ``strideX = s.y``
+  (``TestSynetConvolutionParam.h:93``, spec 5.3). :func:`_upstream` reads every Size as (x, y) and sets
+  ``stride_x`` from ``s.x``: the geometry the table meant. (Every stride in those tables happens to be square, so
+  the fix changes no shape there; the grid's non-square strides are where it would matter.)
+
+Inputs: src, weight and bias U[-1, 1] (upstream's ranges); ``out`` is pre-filled with NaN so that any read of the
+destination before it is written shows up (spec 3.10.7 says upstream's Base GEMM does read it: see the deviation
+catalogue). Tolerance: the float32 sum of a K = kY*kX*srcC/group term reduction against the float64 reference
+(spec 3.10.6), times the activation's Lipschitz bound, four times larger for shapes that Winograd may take.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+import simdbind
+from conformance.model import Case, Function, register
+from conformance.reference import activation as reference_activation
+from conformance.reference import convolution as reference
+from conformance.tolerance import Tolerance
+
+ALL = ("smoke", "ci", "full")
+CI = ("ci", "full")
+FULL = ("full",)
+LAYOUTS = ("nchw", "nhwc")
+
+#: Parameters per activation (C order), chosen so that each branch of each formula is exercised by U[-1, 1]-ish data
+#: (upstream uses p0 = 0.1, p1 = 1.1 and the usual Hswish/Mish/HardSigmoid constants; these include those).
+ACTIVATIONS: dict[str, tuple[float, ...] | str] = {
+    "identity": (),
+    "relu": (),
+    "leaky_relu": (0.1,),
+    "restrict_range": (-0.5, 1.1),
+    "prelu": "per-channel",
+    "elu": (1.1,),
+    "hswish": (3.0, 1.0 / 6.0),
+    "mish": (0.5,),
+    "hard_sigmoid": (1.0 / 6.0, 0.5),
+    "swish": (1.1,),
+    "gelu": (),
+}
+_ACTIVATION_TAGS = {"identity": "", "relu": "relu", "leaky_relu": "lrelu", "restrict_range": "rrange",
+                    "prelu": "prelu", "elu": "elu", "hswish": "hswish", "mish": "mish", "hard_sigmoid": "hsigm",
+                    "swish": "swish", "gelu": "gelu"}
+
+
+def _geometry(src_c: int, src_h: int, src_w: int, dst_c: int, kernel: Any = 3, *, stride: Any = 1,
+              dilation: Any = 1, pad: Any = 0, group: int = 1, batch: int = 1, activation: str = "identity",
+              threads: int = 1) -> dict[str, Any]:
+    def pair(v: Any) -> tuple[int, int]:
+        return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+    if isinstance(pad, int):
+        pads = (pad, pad, pad, pad)
+    elif len(pad) == 2:
+        pads = (pad[0], pad[1], pad[0], pad[1])
+    else:
+        pads = tuple(pad)
+    return {"batch": batch, "src_c": src_c, "src_h": src_h, "src_w": src_w, "dst_c": dst_c,
+            "kernel": pair(kernel), "stride": pair(stride), "dilation": pair(dilation), "pad": pads,
+            "group": group, "activation": activation, "threads": threads}
+
+
+def _upstream(batch: int, src_c: int, src_h: int, src_w: int, dst_c: int, kernel: Any, dilation: Any = 1,
+              stride: Any = 1, pad_begin: Any = 0, pad_end: Any = None, group: int = 1,
+              activation: str = "identity") -> dict[str, Any]:
+    """Upstream's ``Param(batch, srcC, srcH, srcW, dstC, kernel, dilation, stride, padBegin, padEnd, group, act)``
+    where a tuple is ``Size(x, y)`` (X first), with ``strideX = s.x`` (the harness bug fixed, module docstring)."""
+    def yx(v: Any) -> tuple[int, int]:
+        return (v, v) if isinstance(v, int) else (v[1], v[0])
+
+    pad_end = pad_begin if pad_end is None else pad_end
+    (py, px), (ph, pw) = yx(pad_begin), yx(pad_end)
+    return _geometry(src_c, src_h, src_w, dst_c, yx(kernel), stride=yx(stride), dilation=yx(dilation),
+                     pad=(py, px, ph, pw), group=group, batch=batch, activation=activation)
+
+
+def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
+    """The ONNX-style grid: (geometry, profiles), one axis at a time around C=8, 9x10, D=16, 3x3, pad 1."""
+    g = _geometry
+    yield g(8, 9, 10, 16, 3, pad=1), ALL
+    for k in (1, 2, 4, 5, 6, 7):
+        yield g(8, 9, 10, 16, k, pad=k // 2), CI if k in (1, 2, 5, 7) else FULL
+        yield g(5, 11, 12, 6, k), CI if k in (4, 7) else FULL
+    for k in ((1, 3), (3, 1), (2, 5), (7, 1), (1, 7), (3, 4)):
+        yield g(8, 9, 10, 16, k, pad=(k[0] // 2, k[1] // 2)), CI if k in ((1, 3), (2, 5), (3, 4)) else FULL
+    for s in ((2, 2), (3, 3), (1, 2), (2, 1), (3, 1), (2, 3)):
+        yield g(8, 12, 13, 16, 3, stride=s, pad=1), CI if s in ((2, 2), (1, 2), (2, 3)) else FULL
+        yield g(6, 12, 13, 10, 2, stride=s), CI if s in ((3, 3), (2, 1)) else FULL
+        yield g(6, 13, 12, 10, 5, stride=s, pad=2), FULL
+    for d in ((2, 2), (3, 3), (1, 2), (2, 3)):
+        yield g(8, 12, 13, 16, 3, dilation=d, pad=d), CI if d in ((2, 2), (2, 3)) else FULL
+        yield g(4, 14, 15, 6, (2, 3), dilation=d, stride=2), CI if d == (3, 3) else FULL
+    for p in ((0, 0, 1, 1), (1, 0, 0, 1), (2, 1, 0, 3), (0, 2, 1, 0), (3, 3, 0, 0), (0, 0, 3, 2)):
+        yield g(8, 9, 10, 16, 3, pad=p), CI if p in ((2, 1, 0, 3), (0, 0, 3, 2)) else FULL
+        yield g(5, 9, 10, 7, (5, 4), pad=p, stride=(2, 1)), CI if p in ((1, 0, 0, 1), (3, 3, 0, 0)) else FULL
+    # Groups: 2 and 4, depthwise (multiplier 1), depthwise with a multiplier (dstC = m * srcC, group = srcC).
+    yield g(8, 9, 10, 16, 3, pad=1, group=2), CI
+    yield g(8, 9, 10, 12, 3, pad=1, group=4, stride=2), CI
+    yield g(12, 7, 9, 6, 1, group=3), CI
+    yield g(6, 9, 8, 9, (1, 3), group=3, pad=(0, 1)), FULL
+    for c in (1, 3, 8, 17, 33):
+        yield g(c, 10, 11, c, 3, pad=1, group=c), CI if c in (3, 17, 33) else FULL
+        yield g(c, 11, 10, c, 5, stride=2, pad=(2, 1, 1, 2), group=c), CI if c in (1, 17) else FULL
+        yield g(c, 12, 12, c, 3, dilation=2, stride=(1, 2), pad=2, group=c), CI if c == 8 else FULL
+    for c, k, s in ((16, 7, 1), (24, 3, 3), (9, 2, 2), (20, (1, 11), 1)):
+        yield g(c, 13, 15, c, k, stride=s, group=c), CI if c in (16, 9) else FULL
+    yield g(8, 9, 10, 16, 3, pad=1, group=8), CI           # multiplier 2
+    yield g(5, 9, 10, 15, (3, 2), pad=(1, 0), group=5), CI  # multiplier 3
+    # Channel counts on both sides of 4, 8 and 16 lanes, on the GEMM, 1x1 and depthwise paths.
+    for c, d in ((1, 1), (3, 5), (4, 4), (5, 9), (7, 15), (8, 16), (9, 17), (15, 31), (16, 32), (17, 33), (31, 1),
+                 (33, 7)):
+        wide = c in (5, 9, 17, 33) or d in (9, 17)
+        yield g(c, 7, 8, d, 3, pad=1), CI if wide else FULL
+        yield g(c, 6, 9, d, 1), CI if wide or c == 1 else FULL
+    # H or W equal to 1.
+    yield g(8, 1, 17, 16, (1, 3), pad=(0, 1)), CI
+    yield g(8, 17, 1, 16, (3, 1), pad=(1, 0)), CI
+    yield g(8, 1, 1, 16, 1), CI
+    yield g(8, 1, 1, 16, 3, pad=1), CI
+    yield g(8, 1, 9, 8, 3, pad=1, group=8), CI
+    yield g(17, 9, 1, 17, 3, pad=1, group=17), CI
+    # Batch and threads.
+    for b in (2, 3):
+        yield g(8, 9, 10, 16, 3, pad=1, batch=b), CI
+        yield g(8, 9, 10, 16, 1, batch=b), CI
+        yield g(16, 9, 10, 16, 3, pad=1, group=16, batch=b), CI
+        yield g(16, 12, 12, 24, 3, pad=1, batch=b), CI
+    for shape in (g(8, 20, 21, 16, 3, pad=1, threads=2), g(8, 20, 21, 16, 1, threads=2, batch=2),
+                  g(24, 20, 21, 24, 3, pad=1, group=24, threads=2), g(32, 20, 22, 32, 3, pad=1, threads=2),
+                  g(12, 20, 21, 8, 5, stride=2, pad=2, group=2, threads=2, batch=3)):
+        yield shape, CI
+    # Winograd-eligible shapes (3x3, stride 1, dilation 1, group 1, >= 16 channels): odd and even sizes, so that
+    # partial output tiles occur, with pad 1, pad 0 and asymmetric pads.
+    for h, w, p in ((8, 8, 1), (9, 11, 1), (14, 13, 0), (7, 16, (1, 0, 0, 1)), (5, 6, (0, 1, 2, 0))):
+        yield g(16, h, w, 24, 3, pad=p), CI
+        yield g(33, h, w, 17, 3, pad=p), CI if p == 1 else FULL
+    yield g(64, 28, 28, 64, 3, pad=1), CI
+    yield g(64, 56, 56, 64, 3, pad=1), FULL
+
+
+def _activation_geometries() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
+    for act in ACTIVATIONS:
+        for geometry, profiles in ((_geometry(8, 9, 10, 19, 3, pad=1, activation=act), CI),
+                                   (_geometry(9, 6, 7, 17, 1, activation=act), CI),
+                                   (_geometry(17, 8, 9, 17, 3, pad=1, group=17, activation=act), CI),
+                                   (_geometry(24, 10, 9, 20, 3, pad=1, activation=act), CI),
+                                   (_geometry(6, 10, 9, 12, 2, stride=2, group=2, activation=act), FULL)):
+            yield geometry, ("smoke",) + profiles if act in ("prelu", "gelu") and geometry["group"] == 1 \
+                and geometry["kernel"] == (3, 3) and geometry["src_c"] == 8 else profiles
+
+
+def _upstream_enabled() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
+    """Spec 5.2: the one NDEBUG shape and the Debug shape (both NHWC in upstream; both layouts here)."""
+    yield _upstream(1, 1280, 32, 32, 256, 1, 1, 1, 0, 0, 1, "relu"), "nhwc", CI
+    yield _upstream(1, 1280, 32, 32, 256, 1, 1, 1, 0, 0, 1, "relu"), "nchw", FULL
+    yield _upstream(1, 20, 75, 75, 20, (1, 11), 1, 1, (0, 5), (0, 5), 20), "nhwc", CI
+    yield _upstream(1, 20, 75, 75, 20, (1, 11), 1, 1, (0, 5), (0, 5), 20), "nchw", CI
+
+
+def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
+    """Spec 5.3, every `#if 0` table (layout None: upstream's default, run here in both layouts)."""
+    u = _upstream
+    # Block 1.
+    yield u(1, 16, 112, 96, 32, 3, 1, 3, (1, 0), (1, 0), 1), None
+    yield u(1, 16, 114, 96, 32, 3, 1, 3, 0, 0, 1), None
+    yield u(1, 64, 19, 16, 64, 3, 1, 3, 1, 1, 64), None
+    yield u(1, 32, 19, 16, 64, 1, 1, 1, 0, 0, 1), None
+    yield u(1, 128, 7, 7, 128, 7, 1, 1, 0, 0, 128), None
+    yield u(1, 16, 56, 56, 32, 1, 1, 1, 0, 0, 1), None
+    yield u(1, 3, 112, 112, 16, 3, 1, 2, 1, 1, 1), None
+    yield u(1, 128, 7, 6, 128, 3, 1, 2, (0, 1), (1, 1), 128), None
+    yield u(1, 128, 4, 3, 256, 1, 1, 1, 0, 0, 1), None
+    yield u(1, 32, 38, 32, 32, 3, 1, 2, 0, 1, 32), None
+    # Block 2: pyramids, dstC = srcC, group 1.
+    for c, s in ((48, 256), (96, 128), (192, 64), (384, 32), (768, 16), (1536, 8), (3072, 4)):
+        yield u(1, c, s, s, c, 1), None
+    for c, s in ((16, 256), (32, 128), (64, 64), (128, 32), (256, 16), (512, 8), (1024, 4)):
+        yield u(1, c, s, s, c, 3, 1, 1, 1, 1), None
+    for c, s in ((10, 256), (20, 128), (40, 64), (80, 32), (160, 16), (320, 8), (640, 4)):
+        yield u(1, c, s, s, c, 5, 1, 1, 2, 2), None
+    # Block 3: grouped, dstC = 2*srcC, group = srcC.
+    for c, s, k, st, p in ((384, 7, 3, 1, 1), (192, 14, 7, 2, 3), (96, 28, 7, 2, 3), (48, 56, 7, 2, 3),
+                           (512, 7, 3, 1, 1), (256, 14, 7, 2, 3), (128, 28, 7, 2, 3), (64, 56, 7, 2, 3),
+                           (49, 29, 7, 2, 3)):
+        yield u(1, c, s, s, 2 * c, k, 1, st, p, p, c), None
+    # Block 4: activation coverage (upstream's layouts).
+    yield u(1, 48, 24, 24, 96, 1, 1, 2, 0, 0, 1, "gelu"), "nhwc"
+    yield u(1, 128, 14, 14, 128, 5, 1, 1, 2, 2, 1, "elu"), "nhwc"
+    yield u(1, 160, 28, 28, 160, 3, 1, 2, 1, 1, 10, "relu"), "nhwc"
+    yield u(1, 384, 7, 7, 768, 3, 1, 1, 1, 1, 384), "nhwc"
+    yield u(1, 256, 28, 28, 256, 3, 1, 1, 1, 1, 1, "leaky_relu"), "nhwc"
+    yield u(1, 512, 24, 24, 512, 1, 1, 1, 0, 0, 1, "hswish"), "nhwc"
+    yield u(1, 256, 24, 24, 256, 5, 1, 1, 2, 2, 256, "prelu"), "nhwc"
+    yield u(1, 128, 5, 5, 128, 1, 1, 1, 0, 0, 1, "mish"), "nchw"
+    yield u(1, 64, 24, 24, 64, 24, 1, 1, 0, 0, 64, "hard_sigmoid"), "nchw"
+    yield u(1, 256, 24, 24, 256, 3, 1, 1, 1, 1, 1, "mish"), "nchw"
+    yield u(1, 3, 64, 64, 16, 3, 1, 1, 1, 1, 1, "prelu"), "nchw"
+    yield u(1, 256, 24, 24, 256, 1, 1, 1, 0, 0, 1, "hard_sigmoid"), "nhwc"
+    yield u(1, 128, 24, 24, 128, 3, 1, 1, 2, 2, 1, "gelu"), "nhwc"
+    # Block 5: NHWC identity.
+    for shape in (u(1, 512, 32, 32, 128, 1), u(1, 256, 32, 32, 128, 3, 1, 1, 1, 1), u(1, 91, 33, 33, 65, 3, 1, 1, 1, 1),
+                  u(25, 67, 15, 15, 35, 1), u(1, 3000, 15, 15, 35, 1), u(1, 3001, 5, 5, 1201, 1),
+                  u(1, 93, 115, 115, 31, 1), u(1, 64, 2, 33, 32, 2), u(1, 512, 32, 32, 256, 3, 1, 1, 1, 1, 1, "relu"),
+                  u(1, 512, 32, 32, 256, 1, 1, 1, 0, 0, 1, "relu")):
+        yield shape, "nhwc"
+    # Block 6.
+    yield u(1, 3072, 64, 64, 768, 1), None
+    yield u(1, 768, 64, 64, 768, 1), None
+    for k in (1, 3, 5, 7):
+        yield u(1, 256, 64, 64, 256, k, 1, 1, k // 2, k // 2), None
+    yield u(1, 64, 128, 128, 256, 3, 1, 1, 1, 1), None
+    yield u(1, 32, 16, 16, 256, 5, 1, 1, 2, 2), None
+    yield u(1, 768, 16, 16, 256, 1), None
+    yield u(1, 64, 16, 16, 256, (3, 4), 1, 1, 1, (1, 2)), None
+    yield u(1, 48, 24, 24, 64, 3, 1, 1, 1, 1), None
+    yield u(1, 3072, 24, 24, 256, 1), None
+    yield u(1, 600, 24, 24, 64, 1), None
+    yield u(12, 2000, 5, 5, 255, 1), None
+    yield u(24, 2048, 6, 6, 255, 3), None
+    # Block 7: depthwise.
+    for c, s, k, p, act in ((816, 14, 5, 2, "relu"), (304, 16, 3, 1, "relu"), (304, 16, 7, 3, "prelu"),
+                            (608, 8, 7, 0, "relu"), (608, 7, 7, 0, "relu"), (152, 32, 7, 0, "relu"),
+                            (76, 64, 7, 0, "relu")):
+        yield u(1, c, s, s, c, k, 1, 1, p, p, c, act), None
+    # Block 8.
+    yield u(1, 1, 80, 240, 1, 3, 1, 1, 1, 1, 1, "relu"), None
+    yield u(1, 1, 80, 240, 32, 1, 1, 1, 1, 1, 1, "relu"), None
+    yield u(1, 32, 80, 240, 32, 3, 1, 2, 1, 1, 32, "relu"), None
+    yield u(1, 128, 10, 60, 128, 3, 1, 1, 1, 1, 128, "relu"), None
+
+
+def descriptor(layout: str, p: dict[str, Any]) -> str:
+    """One line, benchdnn-style: ``conv nhwc mb2 ic8ih9iw10 oc16 k3x3 s1x1 d1x1 p1.1.1.1 g1 relu t2``."""
+    k, s, d, pad = p["kernel"], p["stride"], p["dilation"], p["pad"]
+    text = (f"conv {layout} mb{p['batch']} ic{p['src_c']}ih{p['src_h']}iw{p['src_w']} oc{p['dst_c']} "
+            f"k{k[0]}x{k[1]} s{s[0]}x{s[1]} d{d[0]}x{d[1]} p{'.'.join(map(str, pad))} g{p['group']}")
+    tag = _ACTIVATION_TAGS[p["activation"]]
+    if tag:
+        text += f" {tag}"
+    if p["threads"] > 1:
+        text += f" t{p['threads']}"
+    return text
+
+
+def winograd_eligible(p: dict[str, Any]) -> bool:
+    """3x3, stride 1, dilation 1, group 1: shapes an implementation may run through Winograd transforms."""
+    return p["kernel"] == (3, 3) and p["stride"] == (1, 1) and p["dilation"] == (1, 1) and p["group"] == 1
+
+
+@register
+class Convolution32f(Function):
+    name = "convolution32f"
+    family = "convolution"
+    symbols = ("SimdSynetConvolution32fInit", "SimdSynetConvolution32fSetParams",
+               "SimdSynetConvolution32fForward", "SimdSynetConvolution32fExternalBufferSize",
+               "SimdSynetConvolution32fInfo")
+
+    def cases(self) -> Iterable[Case]:
+        seen: set[str] = set()
+
+        def make(p: dict[str, Any], layout: str, profiles: tuple[str, ...], source: str) -> Iterable[Case]:
+            text = descriptor(layout, p)
+            if text in seen:
+                return
+            seen.add(text)
+            yield Case(self.name, text, {**p, "source": source}, layout=layout, profiles=profiles)
+
+        for p, profiles in _grid():
+            for layout in LAYOUTS:
+                yield from make(p, layout, profiles, "grid")
+        for p, profiles in _activation_geometries():
+            for layout in LAYOUTS:
+                yield from make(p, layout, profiles, "activation")
+        for p, layout, profiles in _upstream_enabled():
+            yield from make(p, layout, profiles, "upstream-5.2")
+        for p, layout in _upstream_disabled():
+            for one in (layout,) if layout else LAYOUTS:
+                yield from make(p, one, FULL, "upstream-5.3")
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        p = case.params
+        src_c, h, w, dst_c, g = p["src_c"], p["src_h"], p["src_w"], p["dst_c"], p["group"]
+        k_y, k_x = p["kernel"]
+        src_shape = (p["batch"], src_c, h, w) if case.layout == "nchw" else (p["batch"], h, w, src_c)
+        weight_shape = (dst_c, src_c // g, k_y, k_x) if case.layout == "nchw" else (k_y, k_x, src_c // g, dst_c)
+        act = ACTIVATIONS[p["activation"]]
+        params = rng.uniform(0.0, 2.0, dst_c).astype(np.float32) if act == "per-channel" \
+            else (np.array(act, np.float32) if act else None)
+        return {
+            "src": rng.uniform(-1, 1, src_shape).astype(np.float32),
+            "weight": rng.uniform(-1, 1, weight_shape).astype(np.float32),
+            "bias": rng.uniform(-1, 1, dst_c).astype(np.float32),
+            "params": params,
+        }
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        p = case.params
+        threads = library.threads if p["threads"] > 1 else None
+        if threads is not None:
+            library.set_threads(p["threads"])
+        try:
+            src = inputs["src"]
+            with simdbind.Convolution32f(
+                    src.shape, p["dst_c"], p["kernel"], stride=p["stride"], dilation=p["dilation"], pad=p["pad"],
+                    group=p["group"], activation=p["activation"], params=inputs["params"], layout=case.layout,
+                    weight=inputs["weight"], bias=inputs["bias"], library=library) as conv:
+                out = np.full(conv.out_shape, np.nan, np.float32)  # a read of dst before writing it shows as NaN
+                return conv.forward(src, out=out)
+        finally:
+            if threads is not None:
+                library.set_threads(threads)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        p = case.params
+        return reference.convolution(inputs["src"], inputs["weight"], inputs["bias"], inputs["params"],
+                                     layout=case.layout, stride=p["stride"], dilation=p["dilation"], pad=p["pad"],
+                                     group=p["group"], activation=p["activation"])
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return tolerance(case.params, ACTIVATIONS, winograd_eligible(case.params))
+
+
+def tolerance(p: dict[str, Any], activations: dict[str, Any], winograd: bool) -> Tolerance:
+    """abs = L * w * K * 2^-23 + 1e-6 and rel = 2e-6, K = kY*kX*srcC/group (spec 3.10.6).
+
+    The data are U[-1, 1], so a float32 reduction of K products (any order, blocked, fused or not) differs from the
+    float64 one by a few units of 2^-24 times the partial sums, which grow like sqrt(K) for random signs: K * 2^-23
+    bounds that with a wide margin while still catching a wrong tap (an error of order 1). w = 4 for geometries a
+    Winograd algorithm may take: its transforms amplify rounding (spec 3.10.6: ~6e-5 relative for F(4x4,3x3)).
+    L is the activation's Lipschitz bound (how far an input error can move the output); rel covers the activation's
+    own polynomial exp/erf/tanh (a few ulp).
+    """
+    k = p["kernel"][0] * p["kernel"][1] * (p["src_c"] // p["group"])
+    params = activations[p["activation"]]
+    slope = 2.0 if params == "per-channel" else None  # prelu slopes are drawn from U[0, 2]
+    lipschitz = max(slope or 1.0, reference_activation.lipschitz(
+        p["activation"], None if params == "per-channel" else (list(params) or None)))
+    factor = 4.0 if winograd else 1.0
+    why = f"float32 reduction of K={k} terms" + (" through Winograd transforms" if winograd else "")
+    return Tolerance(abs=lipschitz * factor * 2.0 * k * 2.0 ** -24 + 1e-6, rel=2e-6, why=why)

@@ -1,0 +1,109 @@
+"""Cases of GatherElements: upstream's table (spec 5.2), every data x index type pair, constant and per-call
+indices, negative indices, index slices repeated across the outer dimensions (the broadcast that upstream's
+SetIndex detects), and outer ranks 0..3 (the gather axis at every position of a rank-4 tensor)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+import simdbind
+from conformance.model import Case, Function, register
+from conformance.reference import gather as reference
+from conformance.tolerance import Tolerance
+
+DATA_TYPES = ("float32", "uint8", "bf16")
+INDEX_TYPES = ("int32", "int64")
+# Upstream's NDEBUG table: (data, index, constant, negative, batch, outer); srcCount 49, inner 1, idxCount 196.
+UPSTREAM_TABLE = [("float32", "int64", False, True, 16, 196), ("float32", "int32", False, True, 16, 196),
+                  ("bf16", "int32", False, True, 16, 196), ("bf16", "int32", False, False, 16, 196),
+                  ("bf16", "int32", True, True, 16, 196), ("bf16", "int32", True, False, 16, 196),
+                  ("bf16", "int32", True, False, 1, 3136)]
+# (data shape, axis, idxCount): outer rank = axis.
+SHAPES = [((37,), 0, 50), ((5, 9), 1, 4), ((6, 3, 4), 1, 7), ((2, 3, 5, 4), 2, 6), ((2, 3, 2, 11), 3, 13),
+          ((7, 2, 3), 0, 3), ((3, 1, 5), 1, 2), ((2, 2, 3, 17), 3, 1)]
+
+
+@register
+class GatherElementsCases(Function):
+    name = "gather_elements"
+    family = "gather"
+    symbols = ("SimdSynetGatherElementsInit", "SimdSynetGatherElementsSetIndex",
+               "SimdSynetGatherElementsForward")
+
+    def cases(self) -> Iterable[Case]:
+        for i, (data, index, const, negative, batch, outer) in enumerate(UPSTREAM_TABLE):
+            profiles = ("smoke", "ci", "full") if i == 4 else (("ci", "full") if i in (0, 3, 6) else ("full",))
+            yield self._case(data, index, (batch, outer, 49), 2, 196, const, negative, True, profiles, "upstream")
+        for s, (shape, axis, count) in enumerate(SHAPES):
+            for data in DATA_TYPES:
+                for index in INDEX_TYPES:
+                    for const in (False, True):
+                        for negative in (False, True):
+                            on_ci = (s + DATA_TYPES.index(data) + INDEX_TYPES.index(index) + const + negative) % 3 == 0
+                            yield self._case(data, index, shape, axis, count, const, negative, False,
+                                             ("ci", "full") if on_ci else ("full",))
+        for data in DATA_TYPES:  # a constant index repeated across the outer dimensions
+            yield self._case(data, "int32", (4, 3, 10, 2), 2, 5, True, False, True, ("ci", "full"))
+            yield self._case(data, "int64", (4, 3, 10, 2), 2, 5, True, True, True, ("ci", "full"))
+
+    def _case(self, data, index, shape, axis, count, const, negative, replicated, profiles, label="") -> Case:
+        descriptor = (f"gather_elements {data}/{index} shape{'x'.join(map(str, shape))} axis{axis} idx{count} "
+                      f"{'const' if const else 'percall'} {'neg' if negative else 'nonneg'}"
+                      + (" replicated" if replicated else "") + (f" {label}" if label else ""))
+        params = {"data": data, "index": index, "shape": shape, "axis": axis, "idx_count": count, "const": const,
+                  "negative": negative, "replicated": replicated, "outer_rank": axis}
+        return Case(self.name, descriptor, params, dtype=data, layout="-", profiles=profiles)
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        p = case.params
+        shape, axis = p["shape"], p["axis"]
+        n = shape[axis]
+        index_shape = list(shape)
+        index_shape[axis] = p["idx_count"]
+        low = -n if p["negative"] else 0
+        if p["replicated"]:  # one slice over the last axes, repeated over the first
+            one = rng.integers(low, n, index_shape[1:])
+            idx = np.broadcast_to(one, index_shape).copy()
+        else:
+            idx = rng.integers(low, n, index_shape)
+        datas = []
+        for _ in range(2):
+            if p["data"] == "float32":
+                values = rng.uniform(-10, 10, shape).astype(np.float32)
+                values.ravel()[::11] = np.array([0x7FC01234], np.uint32).view(np.float32)[0]  # NaN payload
+            elif p["data"] == "uint8":
+                values = rng.integers(0, 255, shape).astype(np.uint8)
+            else:
+                values = rng.integers(0, 2**16, shape).astype(np.uint16)
+                if sum(shape) % 2:
+                    try:
+                        import ml_dtypes
+
+                        values = values.view(ml_dtypes.bfloat16)
+                    except ImportError:
+                        pass
+            datas.append(values)
+        return {"data": datas, "indices": idx.astype(p["index"])}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        p = case.params
+        data, idx = inputs["data"], inputs["indices"]
+        if p["const"]:
+            with simdbind.GatherElements(data[0].dtype, idx.dtype, data[0].shape, idx.shape, p["axis"], index=idx,
+                                         library=library) as context:
+                return tuple(self._bits(context(d)) for d in data)
+        return tuple(self._bits(simdbind.gather_elements(d, idx, p["axis"], library=library)) for d in data)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(self._bits(reference.gather_elements(d, inputs["indices"], case.params["axis"]))
+                     for d in inputs["data"])
+
+    @staticmethod
+    def _bits(array: np.ndarray) -> np.ndarray:
+        """Compare bit patterns (NaN payloads and bf16 included)."""
+        return array.view({4: np.uint32, 2: np.uint16, 1: np.uint8}[array.dtype.itemsize])
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return Tolerance(exact=True, why="elements are copied bit for bit")

@@ -1,0 +1,405 @@
+"""Cases of the pooling family: Average, Max32f (2D and 3D), Max16b, Max8u.
+
+Grids (spec 5.2 and the issue): upstream's shape tables (ceil mode, both layouts here), an ONNX-style grid of
+kernels x strides x begin/end pads x floor/ceil, channel counts 1..67, widths that cross every vector width on the
+NCHW path, batches, 3D channel pooling, and the edge group (NaN order, -inf floor, bf16 specials). Profiles: `full`
+runs everything, `ci` a fixed sample of every grid, `smoke` a handful.
+
+Upstream-defect cases (``defect`` != ""): ``direct`` ones call the C function exactly as upstream's failing call
+does (no routing, pads >= kernel allowed), with guard zones after src and dst so that out-of-bounds writes are
+detected instead of corrupting the process; they pass on the bundled library and are catalogued in
+``conformance/deviations/pooling.json`` for upstream builds. Every such parameter set also has a routed case
+through the public API, which must pass on every library.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Iterable
+
+import numpy as np
+
+import simdbind
+from conformance.model import Case, Function, register
+from conformance.reference import pooling as reference
+from conformance.tolerance import EXACT, Tolerance
+from simdbind.errors import UpstreamDefectError
+
+ALL = ("ci", "full")
+FULL = ("full",)
+LAYOUTS = ("nchw", "nhwc")
+
+# Upstream's tables (C, H, W, kernel, stride, pad_begin, pad_end), spec 5.2; ceil mode.
+AVERAGE_TABLE = [(128, 54, 96, 2, 2, 0, 0), (128, 27, 48, 2, 2, 0, 0), (128, 13, 24, 2, 2, 0, 0),
+                 (7, 54, 40, 2, 2, 0, 0), (16, 33, 33, 3, 1, 1, 1), (16, 22, 22, 3, 2, 0, 1),
+                 (32, 99, 99, 3, 1, 1, 1), (32, 46, 46, 3, 2, 0, 1)]
+MAX32F_TABLE = [(512, 5, 60, 2, 1, 0, 0), (10, 238, 133, 2, 2, 0, 0), (28, 99, 99, 3, 1, 1, 1),
+                (32, 46, 46, 3, 2, 0, 1), (64, 21, 21, 3, 2, 1, 1)]
+MAX16B_TABLE = MAX32F_TABLE
+MAX8U_TABLE = MAX32F_TABLE[1:]
+# Upstream's disabled 3D table (C, H, W, kernel (c, y, x), stride (c, y, x)), zero pads; the first entry is
+# adapted: its x pad (1 with an x kernel of 1) is pad >= kernel, which simdbind refuses (spec 3.12.1).
+MAX3D_TABLE = [(101, 59, 99, (2, 3, 1), (3, 2, 1), ((0, 0), (1, 1), (0, 0))),
+               (128, 19, 90, (1, 3, 3), (1, 2, 1), None), (256, 9, 88, (1, 3, 3), (1, 2, 1), None),
+               (64, 21, 92, (1, 3, 3), (1, 1, 1), None), (128, 19, 90, (2, 3, 3), (2, 2, 1), None),
+               (256, 9, 88, (4, 3, 3), (4, 2, 1), None)]
+
+ONNX_KERNELS = [(1, 1), (2, 2), (3, 3), (2, 3), (5, 5), (3, 1)]
+ONNX_STRIDES = [(1, 1), (2, 2), (3, 3), (1, 2)]
+CHANNELS = tuple(range(1, 68))
+CI_CHANNELS = (1, 3, 4, 5, 8, 9, 16, 17, 33, 67)
+WIDTHS = tuple(range(1, 71)) + (127, 128, 129, 140, 300)
+CI_WIDTHS = (1, 7, 8, 16, 17, 33, 40, 64, 67, 129, 140)
+
+# Upstream Max32f defect parameter sets (spec 3.12.3): (defect, layout, (C, H, W), kernel, stride, begin pads,
+# end pads, output (H, W)).
+MAX32F_DEFECTS = [
+    ("nhwc-small-channels", "nhwc", (3, 8, 9), (3, 3), (1, 1), (1, 1), (1, 1), (8, 9)),
+    ("solid2x2-tail", "nhwc", (3, 5, 7), (2, 2), (1, 1), (0, 0), (0, 0), (4, 6)),
+    ("nchw-special-2x2s2-floor", "nchw", (2, 9, 40), (2, 2), (2, 2), (0, 0), (0, 0), (4, 20)),
+    ("nchw-special-3x3s2-floor", "nchw", (2, 6, 40), (3, 3), (2, 2), (0, 0), (0, 0), (2, 19)),
+    ("nchw-special-3x3s1-pad0", "nchw", (2, 10, 40), (3, 3), (1, 1), (0, 0), (2, 2), (10, 40)),
+    ("nchw-special-3x3s1-h1", "nchw", (2, 1, 40), (3, 3), (1, 1), (1, 1), (1, 1), (1, 40)),
+]
+
+
+def _sampled(key: str, every: int) -> bool:
+    """A fixed, order-independent 1-in-`every` sample for the ci profile."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4).digest(), "little") % every == 0
+
+
+def bf16_bits(values: np.ndarray) -> np.ndarray:
+    """float32 -> bf16 bit patterns with round-to-nearest-even (spec 3.1 item 10)."""
+    u = values.astype(np.float32).view(np.uint32).astype(np.uint64)
+    return (((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFFFFFF) >> 16).astype(np.uint16)
+
+
+class _Pooling(Function):
+    family = "pooling"
+    dtype = "float32"
+    tag = ""  # short name used in descriptors
+
+    # -- case construction ---------------------------------------------------------------------------------------
+    def _case(self, layout: str, c: int, h: int, w: int, kernel, stride, pads, ceil: bool, profiles, *,
+              batch: int = 1, exclude: bool = True, channel=None, special: str = "", defect: str = "",
+              direct_out=None, group: str = "main", label: str = "") -> Case:
+        (pt, pb), (pl, pr) = pads
+        kc, sc, (pcb, pce) = channel if channel else (1, 1, (0, 0))
+        params = {"channels": c, "height": h, "width": w, "batch": batch, "ky": kernel[0], "kx": kernel[1],
+                  "sy": stride[0], "sx": stride[1], "pad_top": pt, "pad_bottom": pb, "pad_left": pl,
+                  "pad_right": pr, "ceil": ceil, "exclude": exclude, "kc": kc, "sc": sc, "pc_begin": pcb,
+                  "pc_end": pce, "special": special, "defect": defect, "direct": direct_out is not None,
+                  "out_h": direct_out[0] if direct_out else 0, "out_w": direct_out[1] if direct_out else 0,
+                  "bf16_kind": "ml_dtypes" if (c + h + w) % 2 else "uint16"}
+        descriptor = (f"{self.name} {layout} c{c} h{h} w{w}" + (f" n{batch}" if batch != 1 else "")
+                      + f" k{kernel[0]}x{kernel[1]} s{stride[0]}x{stride[1]} p{pt},{pl},{pb},{pr}"
+                      + (" ceil" if ceil else " floor"))
+        if self.name == "pooling_average":
+            descriptor += " exclude" if exclude else " include"
+        if channel:
+            descriptor += f" kc{kc} sc{sc} pc{pcb},{pce}"
+        if direct_out:
+            descriptor += f" direct-out{direct_out[0]}x{direct_out[1]}"
+        for extra in (special, defect and f"defect-{defect}", label):
+            if extra:
+                descriptor += f" {extra}"
+        return Case(self.name, descriptor, params, dtype=self.dtype, layout=layout, group=group, profiles=profiles)
+
+    def _grids(self, table, *, exclude_values=(True,)) -> Iterable[Case]:
+        # Upstream's table, ceil mode, both layouts.
+        for i, (c, h, w, k, s, pb, pe) in enumerate(table):
+            for layout in LAYOUTS:
+                for exclude in exclude_values:
+                    on_ci = (i + LAYOUTS.index(layout) + int(exclude)) % 2 == 0
+                    profiles = ("smoke",) + ALL if (i == 0 and layout == "nhwc" and exclude) else \
+                        (ALL if on_ci else FULL)
+                    yield self._case(layout, c, h, w, (k, k), (s, s), ((pb, pe), (pb, pe)), True, profiles,
+                                     exclude=exclude, label="upstream")
+        # ONNX-style grid on small odd images.
+        for k in ONNX_KERNELS:
+            pad_options = {((0, 0), (0, 0)), ((k[0] - 1, k[0] - 1), (k[1] - 1, k[1] - 1))}
+            if min(k) > 1:
+                pad_options |= {((1, 1), (1, 1)), ((0, 1), (1, 0))}
+            for s in ONNX_STRIDES:
+                for pads in sorted(pad_options):
+                    for ceil in (False, True):
+                        for layout in LAYOUTS:
+                            for exclude in exclude_values:
+                                c, h, w = (5, 11, 13) if layout == "nchw" else (13, 9, 10)
+                                key = f"{self.name}{k}{s}{pads}{ceil}{layout}{exclude}"
+                                yield self._case(layout, c, h, w, k, s, pads, ceil,
+                                                 ALL if _sampled(key, 6) else FULL, exclude=exclude)
+        # Channel counts 1..67 (NHWC vector bodies and tails; NCHW planes).
+        for layout in LAYOUTS:
+            for c in CHANNELS:
+                on_ci = c in CI_CHANNELS if layout == "nhwc" else c in (1, 3, 17)
+                yield self._case(layout, c, 7, 9, (3, 3), (2, 2), ((1, 1), (1, 1)), False,
+                                 ALL if on_ci else FULL, exclude=exclude_values[-1])
+        # NCHW widths: stride 1 and 2 vector paths, borders and overlapping last vectors, up to 64-lane vectors.
+        for w in WIDTHS:
+            for k, s, pads in (((3, 3), (1, 1), ((1, 1), (1, 1))), ((2, 2), (2, 2), ((0, 0), (0, 1))),
+                               ((3, 3), (2, 2), ((1, 1), (0, 2)))):
+                if w + sum(pads[1]) < k[1]:
+                    continue
+                yield self._case("nchw", 2, 4, w, k, s, pads, s == (2, 2), ALL if w in CI_WIDTHS else FULL,
+                                 exclude=exclude_values[0])
+        # Batches.
+        for layout in LAYOUTS:
+            for exclude in exclude_values:
+                yield self._case(layout, 6, 8, 10, (3, 3), (2, 2), ((1, 1), (1, 1)), True, ALL, batch=3,
+                                 exclude=exclude)
+                yield self._case(layout, 1, 5, 5, (2, 2), (1, 1), ((0, 0), (0, 0)), False, FULL, batch=2,
+                                 exclude=exclude)
+        # Direct calls with pad >= kernel: the contract's empty window versus upstream's wrap (spec 3.12.1).
+        for layout in LAYOUTS:
+            for exclude in exclude_values:
+                yield self._case(layout, 3, 6, 7, (2, 2), (1, 1), ((3, 0), (3, 0)), False, ALL, exclude=exclude,
+                                 defect="pad-wrap", direct_out=(8, 9))
+
+    # -- running -------------------------------------------------------------------------------------------------
+    def _geometry(self, case: Case):
+        p = case.params
+        return ((p["ky"], p["kx"]), (p["sy"], p["sx"]),
+                ((p["pad_top"], p["pad_bottom"]), (p["pad_left"], p["pad_right"])))
+
+    def _shape(self, case: Case) -> tuple[int, ...]:
+        p = case.params
+        image = (p["channels"], p["height"], p["width"]) if case.layout == "nchw" else \
+            (p["height"], p["width"], p["channels"])
+        return image if p["batch"] == 1 else (p["batch"],) + image
+
+    def _direct(self, library: Any, case: Case, x: np.ndarray, guard: int = 256) -> np.ndarray:
+        """One image through the C function exactly as described by the case (begin pads, output size), with
+        guard zones; raises UpstreamDefectError if anything was written past the end of dst."""
+        p = case.params
+        c, h, w = p["channels"], p["height"], p["width"]
+        dh, dw = p["out_h"], p["out_w"]
+        ctype = {"float32": "float[]", "bf16": "uint16_t[]", "uint8": "uint8_t[]"}[self.dtype]
+        np_type = {"float32": np.float32, "bf16": np.uint16, "uint8": np.uint8}[self.dtype]
+        flat = np.ascontiguousarray(x).view(np_type).ravel()
+        src = np.zeros(flat.size + w * c + guard, np_type)
+        src[:flat.size] = flat
+        size = c * dh * dw
+        dst = np.zeros(size + 2 * dw * c + guard, np_type)
+        sentinel = {np.float32: np.float32(1234.5), np.uint16: np.uint16(0x1234), np.uint8: np.uint8(0xA5)}[np_type]
+        dst[size:] = sentinel
+        ffi = library.ffi
+        s, d = ffi.from_buffer(ctype, src), ffi.from_buffer(ctype, dst, require_writable=True)
+        fmt = 0 if case.layout == "nchw" else 1
+        geometry = (p["ky"], p["kx"], p["sy"], p["sx"], p["pad_top"], p["pad_left"])
+        if self.name == "pooling_average":
+            library.function("SimdSynetPoolingAverage")(s, c, h, w, *geometry, d, dh, dw, p["exclude"], fmt)
+        elif self.name == "pooling_max32f":
+            library.function("SimdSynetPoolingMax32f")(
+                s, c, h, w, 1, p["ky"], p["kx"], 1, p["sy"], p["sx"], 0, p["pad_top"], p["pad_left"],
+                d, c, dh, dw, fmt)
+        else:
+            name = "SimdSynetPoolingMax16b" if self.name == "pooling_max16b" else "SimdSynetPoolingMax8u"
+            library.function(name)(s, c, h, w, *geometry, d, dh, dw, fmt)
+        if (dst[size:] != sentinel).any():
+            raise UpstreamDefectError(
+                f"{self.name}: the library wrote {int((dst[size:] != sentinel).sum())} elements past the end of dst")
+        out = dst[:size].reshape((c, dh, dw) if fmt == 0 else (dh, dw, c))
+        return out.view(x.dtype) if x.dtype != np_type else out.copy()
+
+    def _direct_reference(self, case: Case, x: np.ndarray) -> np.ndarray:
+        p = case.params
+        kernel, stride, _ = self._geometry(case)
+        pad = (p["pad_top"], p["pad_left"])
+        out_hw = (p["out_h"], p["out_w"])
+        if self.name == "pooling_average":
+            return reference.average_image(x, kernel, stride, pad, out_hw, case.layout, p["exclude"])
+        raw = x.view(np.uint16) if self.dtype == "bf16" else x
+        result = reference.max_image(raw, kernel, stride, pad, out_hw, case.layout)
+        return result.view(x.dtype) if self.dtype == "bf16" else result
+
+
+@register
+class PoolingAverage(_Pooling):
+    name = "pooling_average"
+    symbols = ("SimdSynetPoolingAverage",)
+
+    def cases(self) -> Iterable[Case]:
+        yield from self._grids(AVERAGE_TABLE, exclude_values=(True, False))
+        # Edge: +-inf and NaN propagate through the sum (their class does not depend on the summation order).
+        for layout in LAYOUTS:
+            yield self._case(layout, 9, 6, 7, (3, 3), (2, 2), ((1, 1), (1, 1)), True, ALL, special="inf_nan",
+                             group="edge")
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        x = rng.uniform(-1, 1, self._shape(case)).astype(np.float32)
+        if case.params["special"] == "inf_nan":
+            mask = rng.random(x.shape) < 0.15
+            x[mask] = rng.choice(np.array([np.inf, -np.inf, np.nan], np.float32), int(mask.sum()))
+        return {"x": x}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        if case.params["direct"]:
+            return self._direct(library, case, inputs["x"])
+        kernel, stride, pads = self._geometry(case)
+        return simdbind.pooling_average(inputs["x"], kernel, stride, pads, exclude_pad=case.params["exclude"],
+                                        layout=case.layout, ceil_mode=case.params["ceil"], library=library)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        if case.params["direct"]:
+            return self._direct_reference(case, inputs["x"])
+        kernel, stride, pads = self._geometry(case)
+        return reference.pooling_average(inputs["x"], kernel, stride, pads, case.layout, case.params["ceil"],
+                                         case.params["exclude"])
+
+    def tolerance(self, case: Case) -> Tolerance:
+        # Inputs are in [-1, 1]. A float32 running sum of n <= ky*kx terms errs by at most u*n(n+1)/2 (u = 2^-24),
+        # which the divisor (>= n) scales to u*(n+1)/2; the division (or upstream's multiply by 1/D) adds an ulp
+        # or two.
+        area = case.params["ky"] * case.params["kx"]
+        return Tolerance(abs=(area + 4) * 2.0 ** -24, why="float32 summation in window order, then one division")
+
+
+@register
+class PoolingMax32f(_Pooling):
+    name = "pooling_max32f"
+    symbols = ("SimdSynetPoolingMax32f",)
+
+    def cases(self) -> Iterable[Case]:
+        yield from self._grids(MAX32F_TABLE)
+        # 3D channel pooling: upstream's disabled table, then a small grid.
+        for i, (c, h, w, k, s, pads) in enumerate(MAX3D_TABLE):
+            pads = pads or ((0, 0), (0, 0), (0, 0))
+            for layout in LAYOUTS:
+                yield self._case(layout, c, h, w, k[1:], s[1:], pads[1:], True,
+                                 ALL if (i + LAYOUTS.index(layout)) % 3 == 0 else FULL,
+                                 channel=(k[0], s[0], pads[0]), label="upstream3d")
+        for kc, sc, pc in ((2, 1, (0, 0)), (3, 2, (1, 1)), (3, 3, (0, 2)), (1, 2, (0, 0)), (5, 1, (2, 2))):
+            for c in (1, 7, 17):
+                for layout in LAYOUTS:
+                    for ceil in (False, True):
+                        if c + sum(pc) < kc:
+                            continue
+                        key = f"3d{kc}{sc}{pc}{c}{layout}{ceil}"
+                        yield self._case(layout, c, 6, 19, (3, 2), (2, 1), ((1, 0), (0, 1)), ceil,
+                                         ALL if _sampled(key, 4) else FULL, channel=(kc, sc, pc))
+        # Upstream Max32f defects (spec 3.12.3): the direct call that shows each, and the routed public call.
+        for defect, layout, (c, h, w), k, s, pb, pe, out in MAX32F_DEFECTS:
+            pads = ((pb[0], pe[0]), (pb[1], pe[1]))
+            yield self._case(layout, c, h, w, k, s, pads, False, ALL, defect=defect, direct_out=out)
+            yield self._case(layout, c, h, w, k, s, pads, False, ALL, label=f"routed-{defect}")
+        # Edge: the NaN order of the fold and the -FLT_MAX floor under -inf (spec 3.12.3).
+        for layout in LAYOUTS:
+            for special in ("nan", "neg_inf"):
+                yield self._case(layout, 19, 7, 21, (3, 3), (1, 1), ((1, 1), (1, 1)), False, ALL,
+                                 special=special, group="edge")
+                yield self._case(layout, 5, 9, 40, (2, 2), (2, 2), ((0, 1), (0, 1)), True, ALL,
+                                 special=special, group="edge")
+            yield self._case(layout, 7, 6, 19, (3, 2), (2, 1), ((1, 0), (0, 1)), True, ALL,
+                             channel=(3, 2, (1, 1)), special="neg_inf", group="edge")
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        x = rng.uniform(-1, 1, self._shape(case)).astype(np.float32)
+        special = case.params["special"]
+        if special == "nan":
+            mask = rng.random(x.shape) < 0.2
+            x[mask] = np.nan
+        elif special == "neg_inf":
+            mask = rng.random(x.shape) < 0.7
+            x[mask] = -np.inf
+        return {"x": x}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        p = case.params
+        if p["direct"]:
+            return self._direct(library, case, inputs["x"])
+        kernel, stride, pads = self._geometry(case)
+        return simdbind.pooling_max(inputs["x"], kernel, stride, pads, layout=case.layout, ceil_mode=p["ceil"],
+                                    kernel_c=p["kc"], stride_c=p["sc"], pad_c=(p["pc_begin"], p["pc_end"]),
+                                    library=library)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        p = case.params
+        if p["direct"]:
+            return self._direct_reference(case, inputs["x"])
+        kernel, stride, pads = self._geometry(case)
+        channel = None if (p["kc"], p["sc"], p["pc_begin"], p["pc_end"]) == (1, 1, 0, 0) else \
+            (p["kc"], p["sc"], (p["pc_begin"], p["pc_end"]))
+        return reference.pooling_max(inputs["x"], kernel, stride, pads, case.layout, p["ceil"], channel=channel)
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return Tolerance(exact=True, why="a maximum is one of its inputs (or -FLT_MAX); NaN order is specified")
+
+
+@register
+class PoolingMax16b(_Pooling):
+    name = "pooling_max16b"
+    dtype = "bf16"
+    symbols = ("SimdSynetPoolingMax16b",)
+
+    def cases(self) -> Iterable[Case]:
+        yield from self._grids(MAX16B_TABLE)
+        for layout in LAYOUTS:
+            for special in ("nan", "neg_inf", "zeros"):
+                yield self._case(layout, 19, 7, 21, (3, 3), (1, 1), ((1, 1), (1, 1)), False, ALL,
+                                 special=special, group="edge")
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        bits = bf16_bits(rng.uniform(-1, 1, self._shape(case)))
+        special = case.params["special"]
+        if special == "nan":
+            mask = rng.random(bits.shape) < 0.2
+            bits[mask] = rng.choice(np.array([0x7FC0, 0xFFC1, 0x7F81], np.uint16), int(mask.sum()))
+        elif special == "neg_inf":
+            bits[rng.random(bits.shape) < 0.7] = 0xFF80
+        elif special == "zeros":  # +0 and -0 only: the fold keeps the first of equal values
+            bits = rng.choice(np.array([0x0000, 0x8000], np.uint16), bits.shape)
+        if case.params["bf16_kind"] == "ml_dtypes":
+            try:
+                import ml_dtypes
+
+                return {"x": bits.view(ml_dtypes.bfloat16)}
+            except ImportError:
+                pass
+        return {"x": bits}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        if case.params["direct"]:
+            return self._direct(library, case, inputs["x"]).view(np.uint16)
+        kernel, stride, pads = self._geometry(case)
+        return simdbind.pooling_max(inputs["x"], kernel, stride, pads, layout=case.layout,
+                                    ceil_mode=case.params["ceil"], library=library).view(np.uint16)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        x = inputs["x"].view(np.uint16)
+        if case.params["direct"]:
+            return self._direct_reference(case, x)
+        kernel, stride, pads = self._geometry(case)
+        return reference.pooling_max(x, kernel, stride, pads, case.layout, case.params["ceil"])
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return Tolerance(exact=True, why="bf16 -> f32 is exact and the maximum is an input (or bf16(-FLT_MAX))")
+
+
+@register
+class PoolingMax8u(_Pooling):
+    name = "pooling_max8u"
+    dtype = "uint8"
+    symbols = ("SimdSynetPoolingMax8u",)
+
+    def cases(self) -> Iterable[Case]:
+        yield from self._grids(MAX8U_TABLE)
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        return {"x": rng.integers(0, 256, self._shape(case), dtype=np.uint8)}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        if case.params["direct"]:
+            return self._direct(library, case, inputs["x"])
+        kernel, stride, pads = self._geometry(case)
+        return simdbind.pooling_max(inputs["x"], kernel, stride, pads, layout=case.layout,
+                                    ceil_mode=case.params["ceil"], library=library)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        if case.params["direct"]:
+            return self._direct_reference(case, inputs["x"])
+        kernel, stride, pads = self._geometry(case)
+        return reference.pooling_max(inputs["x"], kernel, stride, pads, case.layout, case.params["ceil"])
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return EXACT

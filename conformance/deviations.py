@@ -1,0 +1,263 @@
+"""The catalogue of known deviations (data in ``conformance/deviations/<family>.json``; format in its README.md).
+
+A case that an entry matches (same function, ``when`` true for the case, the implementation among ``affects`` and
+its version within ``versions``) is reported as ``known`` (a known deviation, with the entry's id) when it fails,
+and as ``xpass`` (the catalogued deviation did not show) when it passes. Neither is a plain pass or failure.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+DIRECTORY = Path(__file__).with_name("deviations")
+REQUIRED = ("id", "function", "when", "versions", "spec", "behaviour", "affects")
+OPTIONAL = ("example", "note")
+ISAS = ("base", "sse41", "avx2", "avx512bw", "avx512vnni")
+#: Values of "affects": implementation kinds, "adapters" (torch and onnxruntime), "all", or an implementation name.
+AFFECTS_KINDS = ("external", "bundled", "torch", "onnxruntime", "adapters", "all")
+
+_SAFE_BUILTINS = {name: getattr(builtins, name)
+                  for name in ("abs", "all", "any", "bool", "float", "int", "len", "max", "min", "range", "round",
+                               "set", "sorted", "str", "sum", "tuple", "list", "isinstance")}
+_VERSION = re.compile(r"^\s*(<=|>=|==|<|>|=)?\s*v?(\d+(?:\.\d+)*)\s*$")
+
+
+class CatalogueError(ValueError):
+    """A catalogue file or entry breaks the format (the message names the file and the entry)."""
+
+
+def _numbers(text: str) -> tuple[int, ...] | None:
+    match = re.search(r"\d+(?:\.\d+)*", text or "")
+    return tuple(int(x) for x in match.group().split(".")) if match else None
+
+
+def _compare(left: tuple[int, ...], op: str, right: tuple[int, ...]) -> bool:
+    width = max(len(left), len(right))
+    a, b = left + (0,) * (width - len(left)), right + (0,) * (width - len(right))
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "=": a == b}[op]
+
+
+@dataclass
+class VersionRange:
+    """"all" / "*", or clauses like ">=7.0.160, <7.2", "7.1.162" (exactly), "7.0.160 - 7.1.162" (inclusive)."""
+
+    text: str
+    clauses: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, value: Any) -> "VersionRange":
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        if not isinstance(value, str):
+            raise ValueError(f"must be a string or a list of strings, got {value!r}")
+        text = value.strip()
+        result = cls(text)
+        if text.lower() in ("", "*", "all", "any"):
+            return result
+        for part in text.split(","):
+            if " - " in part:
+                low, high = part.split(" - ", 1)
+                result.clauses += [(">=", cls._number(low, text)), ("<=", cls._number(high, text))]
+                continue
+            match = _VERSION.match(part)
+            if not match:
+                raise ValueError(f"cannot read version clause {part.strip()!r} in {text!r}")
+            result.clauses.append((match.group(1) or "==", tuple(int(x) for x in match.group(2).split("."))))
+        return result
+
+    @staticmethod
+    def _number(part: str, text: str) -> tuple[int, ...]:
+        numbers = _numbers(part)
+        if numbers is None:
+            raise ValueError(f"cannot read version {part.strip()!r} in {text!r}")
+        return numbers
+
+    def contains(self, version: str) -> bool:
+        """True for versions in range, and for versions that cannot be read (then the entry applies)."""
+        numbers = _numbers(version)
+        if numbers is None or not self.clauses:
+            return True
+        return all(_compare(numbers, op, bound) for op, bound in self.clauses)
+
+
+@dataclass
+class Deviation:
+    id: str
+    function: str
+    when: str
+    versions: VersionRange
+    spec: str
+    behaviour: str
+    affects: tuple[str, ...]
+    source: str  # the file it came from
+    example: str = ""
+    note: str = ""
+    code: Any = field(default=None, repr=False)
+
+    def applies_to(self, implementation: Any) -> bool:
+        """Is `implementation` (kind, name, version) among the affected ones?"""
+        kind, name = implementation.kind, implementation.name
+        for value in self.affects:
+            if value in ("all", kind, name) or (value == "adapters" and kind in ("torch", "onnxruntime")):
+                return self.versions.contains(implementation.version or "")
+        return False
+
+    def matches(self, case: Any, isa: str = "-", implementation: str = "") -> bool:
+        """Evaluate ``when`` over the case; a NameError or other error names the entry (a catalogue defect)."""
+        namespace = dict(case.params)
+        namespace.update(layout=case.layout, dtype=case.dtype, isa=isa, group=case.group, function=case.function,
+                         descriptor=case.descriptor, implementation=implementation)
+        try:
+            return bool(eval(self.code, {"__builtins__": _SAFE_BUILTINS}, namespace))
+        except Exception as error:
+            raise CatalogueError(f"{self.source}: entry {self.id!r}: 'when' failed on case {case.descriptor!r}: "
+                                 f"{type(error).__name__}: {error}") from None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "function": self.function, "when": self.when, "versions": self.versions.text,
+                "spec": self.spec, "behaviour": self.behaviour, "affects": list(self.affects), "source": self.source}
+
+
+def parse_entry(raw: Any, source: str, index: int) -> Deviation:
+    where = f"{source}: entry {index}"
+    if not isinstance(raw, dict):
+        raise CatalogueError(f"{where}: must be an object, got {type(raw).__name__}")
+    if isinstance(raw.get("id"), str):
+        where = f"{source}: entry {raw['id']!r}"
+    missing = [key for key in REQUIRED if key not in raw]
+    if missing:
+        raise CatalogueError(f"{where}: missing {', '.join(missing)} (required: {', '.join(REQUIRED)})")
+    unknown = [key for key in raw if key not in REQUIRED + OPTIONAL]
+    if unknown:
+        raise CatalogueError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    for key in ("id", "function", "when", "spec", "behaviour") + tuple(k for k in OPTIONAL if k in raw):
+        if not isinstance(raw[key], str) or (key in ("id", "function", "behaviour") and not raw[key].strip()):
+            raise CatalogueError(f"{where}: {key} must be a non-empty string, got {raw[key]!r}")
+    affects = raw["affects"]
+    affects = (affects,) if isinstance(affects, str) else tuple(affects) if isinstance(affects, list) else None
+    if not affects or not all(isinstance(a, str) and a for a in affects):
+        raise CatalogueError(f"{where}: affects must be a string or a non-empty list of strings, got {raw['affects']!r}")
+    for value in affects:
+        if value not in AFFECTS_KINDS and not re.match(r"^(bundled|bundled-abi|external)-\w+$", value):
+            raise CatalogueError(f"{where}: affects: {value!r} is not one of {', '.join(AFFECTS_KINDS)} "
+                                 "or an implementation name such as 'bundled-avx2'")
+    try:
+        versions = VersionRange.parse(raw["versions"])
+    except ValueError as error:
+        raise CatalogueError(f"{where}: versions: {error}") from None
+    when = raw["when"].strip() or "True"
+    try:
+        code = compile(when, f"<deviation {raw['id']}>", "eval")
+    except SyntaxError as error:
+        raise CatalogueError(f"{where}: when: not a Python expression: {error.msg}: {when!r}") from None
+    return Deviation(raw["id"], raw["function"], when, versions, raw["spec"], raw["behaviour"], affects, source,
+                     raw.get("example", ""), raw.get("note", ""), code)
+
+
+class Catalogue:
+    """Entries indexed by function; :meth:`match` is cheap for functions without entries."""
+
+    def __init__(self, entries: Iterable[Deviation] = ()):
+        self.entries: list[Deviation] = []
+        self.by_function: dict[str, list[Deviation]] = {}
+        self._applicable: dict[tuple[str, str], list[Deviation]] = {}
+        for entry in entries:
+            self.add(entry)
+
+    def add(self, entry: Deviation) -> None:
+        if any(e.id == entry.id for e in self.entries):
+            other = next(e for e in self.entries if e.id == entry.id)
+            raise CatalogueError(f"{entry.source}: entry {entry.id!r}: id already used in {other.source}")
+        self.entries.append(entry)
+        self.by_function.setdefault(entry.function, []).append(entry)
+        self._applicable.clear()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def match(self, implementation: Any, case: Any) -> list[Deviation]:
+        """The entries that apply to this implementation and case."""
+        candidates = self.by_function.get(case.function)
+        if not candidates:
+            return []
+        key = (case.function, implementation.name)
+        applicable = self._applicable.get(key)
+        if applicable is None:
+            applicable = self._applicable[key] = [e for e in candidates if e.applies_to(implementation)]
+        return [e for e in applicable if e.matches(case, implementation.isa, implementation.name)]
+
+    def raw(self) -> list[dict[str, Any]]:
+        return [e.as_dict() for e in self.entries]
+
+
+def load(directory: str | Path | None = None) -> Catalogue:
+    """Every ``*.json`` file of `directory` (default: ``conformance/deviations``), validated."""
+    directory = Path(directory) if directory is not None else DIRECTORY
+    catalogue = Catalogue()
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise CatalogueError(f"{path.name}: not valid JSON: {error}") from None
+        if not isinstance(data, list):
+            raise CatalogueError(f"{path.name}: must hold a JSON list of entries, got {type(data).__name__}")
+        for index, raw in enumerate(data):
+            catalogue.add(parse_entry(raw, path.name, index))
+    return catalogue
+
+
+_default: Catalogue | None = None
+
+
+def default() -> Catalogue:
+    """The package's catalogue plus the directories in ``$SIMDBIND_DEVIATIONS`` (``os.pathsep``-separated; e.g.
+    a catalogue for a private build), loaded once per process."""
+    global _default
+    if _default is None:
+        catalogue = load()
+        for directory in filter(None, os.environ.get("SIMDBIND_DEVIATIONS", "").split(os.pathsep)):
+            if not Path(directory).is_dir():
+                raise CatalogueError(f"SIMDBIND_DEVIATIONS: {directory} is not a directory")
+            for entry in load(directory).entries:
+                catalogue.add(entry)
+        _default = catalogue
+    return _default
+
+
+def validate(catalogue: Catalogue, registry: dict[str, Any] | None = None) -> list[str]:
+    """Problems of a catalogue against the registered functions: unknown function, a ``when`` that fails or matches
+    no case of the ``full`` profile, an ``example`` that is not a case or that ``when`` does not match.
+    Empty when the catalogue is sound. Every ISA name is tried for ``isa``."""
+    if registry is None:
+        from conformance import cases as _cases  # noqa: F401
+        from conformance.model import REGISTRY as registry
+    problems = []
+    for entry in catalogue.entries:
+        function = registry.get(entry.function)
+        if function is None:
+            problems.append(f"{entry.source}: {entry.id}: unknown function {entry.function!r}")
+            continue
+        all_cases = list(function.cases())
+        matched = False
+        try:
+            for case in all_cases:
+                # every case is evaluated (an expression may fail on some only); isa only until one matches
+                matched = any(entry.matches(case, isa) for isa in ISAS) or matched
+        except CatalogueError as error:
+            problems.append(str(error))
+            continue
+        if not matched:
+            problems.append(f"{entry.source}: {entry.id}: 'when' matches no case of {entry.function}")
+        if entry.example:
+            example = next((c for c in all_cases if c.descriptor == entry.example), None)
+            if example is None:
+                problems.append(f"{entry.source}: {entry.id}: example {entry.example!r} is not a case")
+            elif not any(entry.matches(example, isa) for isa in ISAS):
+                problems.append(f"{entry.source}: {entry.id}: 'when' does not match its example {entry.example!r}")
+    return problems

@@ -1,0 +1,91 @@
+"""Reference activations (spec 2.4 Base formulas) in float64.
+
+Written from the formula table of spec 2.4, not from any C kernel. ``Max(a, b)`` is ``a > b ? a : b`` and
+``Min(a, b)`` is ``a < b ? a : b``, so NaN handling follows upstream's comparisons. Mish uses the identity
+``tanh(softplus(x)) = n / (n + 2)`` with ``n = e^x (e^x + 2)``, exact in float64 and free of cancellation.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+KINDS = ("identity", "relu", "leaky_relu", "restrict_range", "prelu", "elu", "hswish", "mish", "hard_sigmoid",
+         "swish", "gelu")
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _max(a: Any, b: Any) -> np.ndarray:
+    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    return np.where(a > b, a, b)
+
+
+def _min(a: Any, b: Any) -> np.ndarray:
+    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
+    return np.where(a < b, a, b)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """erf in float64 (math.erf, elementwise)."""
+    x = np.asarray(x, np.float64)
+    return np.asarray(_erf(x), np.float64).reshape(x.shape)
+
+
+def activate(x: np.ndarray, kind: str, params: Sequence[float] | np.ndarray | None = None,
+             channel_axis: int = -1) -> np.ndarray:
+    """``kind`` applied to float64 `x`; `params` in C order; prelu slopes index `channel_axis` of `x`."""
+    x = np.asarray(x, np.float64)
+    p = [] if params is None else np.asarray(params, np.float64).ravel()
+    if kind == "identity":
+        return x.copy()
+    if kind == "relu":
+        return _max(0.0, x)
+    if kind == "leaky_relu":
+        return _max(0.0, x) + p[0] * _min(x, 0.0)
+    if kind == "restrict_range":
+        return _max(p[0], _min(p[1], x))
+    if kind == "prelu":
+        shape = [1] * x.ndim
+        shape[channel_axis] = x.shape[channel_axis]
+        slopes = np.asarray(p, np.float64).reshape(shape)
+        return _max(0.0, x) + slopes * _min(x, 0.0)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if kind == "elu":
+            return np.where(x >= 0, x, p[0] * np.expm1(x))
+        if kind == "hswish":
+            return _max(_min(x, p[0]) + p[0], 0.0) * p[1] * x
+        if kind == "mish":
+            e = np.exp(np.minimum(x, 40.0))
+            n = e * (e + 2.0)
+            return np.where(x > p[0], x, x * (n / (n + 2.0)))
+        if kind == "hard_sigmoid":
+            return _max(0.0, _min(x * p[0] + p[1], 1.0))
+        if kind == "swish":
+            return x / (1.0 + np.exp(-x * p[0]))
+        if kind == "gelu":
+            return x * (erf(x / math.sqrt(2.0)) + 1.0) * 0.5
+    raise ValueError(f"unknown activation {kind!r}")
+
+
+def lipschitz(kind: str, params: Sequence[float] | np.ndarray | None = None) -> float:
+    """A bound on |d act / dx| over the real line: how much an input error can grow through the activation."""
+    p = [] if params is None else [abs(float(v)) for v in np.asarray(params, np.float64).ravel()]
+    if kind in ("identity", "relu", "restrict_range"):
+        return 1.0
+    if kind in ("leaky_relu", "prelu"):
+        return max([1.0] + p)
+    if kind == "elu":
+        return max(1.0, p[0])
+    if kind == "hswish":
+        # d/dx of (x + shift) * scale * x on [-shift, shift] is scale * (2x + shift): at most 3*shift*scale.
+        return max(1.0, 3.0 * p[0] * p[1])
+    if kind == "hard_sigmoid":
+        return max(1.0, p[0])
+    if kind == "swish":
+        return 1.1  # d/dx x*sigmoid(sx) = g(sx) with g(u) = sigmoid(u) + u*sigmoid(u)(1 - sigmoid(u)) in [-0.1, 1.1]
+    if kind in ("mish", "gelu"):
+        return 1.2
+    raise ValueError(f"unknown activation {kind!r}")

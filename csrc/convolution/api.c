@@ -1,0 +1,216 @@
+/*
+ * api.c: the exported FP32 convolution context (SimdSynetConvolution32f*), spec 3.10.
+ *
+ * Init checks the parameters (upstream's rules, spec 3.10.1, plus the ones upstream leaves to crash: zero stride,
+ * kernel or dilation, a group not dividing the channels, an activation out of range), records the ISA selected
+ * now and chooses an algorithm for the shape:
+ *   1. DepthwiseNhwc / DepthwiseNchw: group == srcC == dstC (direct kernels, no scratch);
+ *   2. WinogradF2x2: 3x3, stride 1, dilation 1, group 1, enough channels and pixels for the transforms to pay;
+ *   3. Direct1x1: 1x1, stride 1, no padding (the source is the GEMM operand as it is);
+ *   4. GemmNN: im2col (NCHW) / im2row (NHWC) + GEMM, every other geometry.
+ * Info names it as "<isa>::<algorithm>".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simd_synet.h"
+#include "simdbind_ext.h"
+#include "internal/dispatch.h"
+#include "convolution/conv.h"
+
+#define CONV_FORWARD_ARGS (const conv_ctx *, const float *, float *, float *)
+SB_DECLARE(conv_forward_gemm, void, CONV_FORWARD_ARGS);
+SB_DECLARE(conv_forward_1x1, void, CONV_FORWARD_ARGS);
+SB_DECLARE(conv_forward_dw_nhwc, void, CONV_FORWARD_ARGS);
+SB_DECLARE(conv_forward_dw_nchw, void, CONV_FORWARD_ARGS);
+SB_DECLARE(conv_forward_winograd, void, CONV_FORWARD_ARGS);
+
+static const conv_forward_fn forward_table[CONV_ALGO_COUNT][SB_ISA_COUNT] = {
+    [CONV_ALGO_GEMM] = SB_TABLE(conv_forward_gemm),
+    [CONV_ALGO_1X1] = SB_TABLE(conv_forward_1x1),
+    [CONV_ALGO_DW_NHWC] = SB_TABLE(conv_forward_dw_nhwc),
+    [CONV_ALGO_DW_NCHW] = SB_TABLE(conv_forward_dw_nchw),
+    [CONV_ALGO_WINOGRAD] = SB_TABLE(conv_forward_winograd),
+};
+
+static const char * const algo_names[CONV_ALGO_COUNT] = {
+    [CONV_ALGO_GEMM] = "GemmNN",
+    [CONV_ALGO_1X1] = "Direct1x1",
+    [CONV_ALGO_DW_NHWC] = "DepthwiseNhwc",
+    [CONV_ALGO_DW_NCHW] = "DepthwiseNchw",
+    [CONV_ALGO_WINOGRAD] = "WinogradF2x2",
+};
+
+static int output_size_ok(size_t src, size_t pad_begin, size_t pad_end, size_t kernel, size_t dilation, size_t stride,
+    size_t dst)
+{
+    size_t span = dilation * (kernel - 1) + 1;
+    if (src + pad_begin + pad_end < span)
+        return 0;
+    return dst > 0 && dst == (src + pad_begin + pad_end - span) / stride + 1;
+}
+
+static int valid(size_t batch, const SimdConvolutionParameters * p)
+{
+    if (batch == 0 || p->srcC == 0 || p->dstC == 0 || p->srcH == 0 || p->srcW == 0)
+        return 0;
+    if (p->srcT != SimdTensorData32f || p->dstT != SimdTensorData32f)
+        return 0;
+    if (p->srcF != p->dstF || (p->srcF != SimdTensorFormatNchw && p->srcF != SimdTensorFormatNhwc))
+        return 0;
+    if (p->kernelY == 0 || p->kernelX == 0 || p->strideY == 0 || p->strideX == 0 || p->dilationY == 0 ||
+        p->dilationX == 0)
+        return 0;
+    if (p->group == 0 || p->srcC % p->group || p->dstC % p->group)
+        return 0;
+    if ((unsigned)p->activation > (unsigned)SimdConvolutionActivationGelu)
+        return 0;
+    return output_size_ok(p->srcH, p->padY, p->padH, p->kernelY, p->dilationY, p->strideY, p->dstH) &&
+        output_size_ok(p->srcW, p->padX, p->padW, p->kernelX, p->dilationX, p->strideX, p->dstW);
+}
+
+static int choose(const SimdConvolutionParameters * p)
+{
+    if (p->group == p->srcC && p->group == p->dstC)
+        return p->srcF == SimdTensorFormatNhwc ? CONV_ALGO_DW_NHWC : CONV_ALGO_DW_NCHW;
+    /* Winograd F(2x2,3x3) does 16 multiplies per 2x2 outputs instead of 36, at the price of the transforms
+       (about 16*(C + D) adds per tile): it pays once both channel counts are moderate and there are tiles enough
+       to keep the 16 GEMMs busy. */
+    if (p->kernelY == 3 && p->kernelX == 3 && p->strideY == 1 && p->strideX == 1 && p->dilationY == 1 &&
+        p->dilationX == 1 && p->group == 1 && p->srcC >= 16 && p->dstC >= 16 && p->dstH >= 4 && p->dstW >= 4 &&
+        p->padY <= 2 && p->padX <= 2 && p->padH <= 2 && p->padW <= 2)
+        return CONV_ALGO_WINOGRAD;
+    if (p->kernelY == 1 && p->kernelX == 1 && p->strideY == 1 && p->strideX == 1 && p->padY == 0 && p->padX == 0 &&
+        p->padH == 0 && p->padW == 0)
+        return CONV_ALGO_1X1;
+    return CONV_ALGO_GEMM;
+}
+
+static size_t external_size(const conv_ctx * c)
+{
+    const SimdConvolutionParameters * p = &c->p;
+    switch (c->algo) {
+    case CONV_ALGO_GEMM: return p->srcC * p->kernelY * p->kernelX * p->dstH * p->dstW;
+    case CONV_ALGO_WINOGRAD: return 16 * ((p->dstH + 1) / 2) * ((p->dstW + 1) / 2) * (p->srcC + p->dstC);
+    default: return 1;
+    }
+}
+
+/* U = G g Gt for every (output, input) pair, G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], stored U[16][C][D] for
+   NHWC and U[16][D][C] for NCHW (the B and A operands of the 16 GEMMs). */
+static float * winograd_weights(const conv_ctx * c, const float * weight, size_t * size)
+{
+    const SimdConvolutionParameters * p = &c->p;
+    size_t C = p->srcC, D = p->dstC;
+    float * U = (float *)malloc(16 * C * D * sizeof(float));
+    if (U == NULL)
+        return NULL;
+    static const float G[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+    for (size_t o = 0; o < D; ++o)
+        for (size_t i = 0; i < C; ++i) {
+            float g[3][3], t[4][3];
+            for (int y = 0; y < 3; ++y)
+                for (int x = 0; x < 3; ++x)
+                    g[y][x] = p->srcF == SimdTensorFormatNhwc ? weight[((y * 3 + x) * C + i) * D + o]
+                                                                : weight[((o * C + i) * 3 + y) * 3 + x];
+            for (int r = 0; r < 4; ++r)
+                for (int x = 0; x < 3; ++x)
+                    t[r][x] = G[r][0] * g[0][x] + G[r][1] * g[1][x] + G[r][2] * g[2][x];
+            for (int r = 0; r < 4; ++r)
+                for (int q = 0; q < 4; ++q) {
+                    float u = t[r][0] * G[q][0] + t[r][1] * G[q][1] + t[r][2] * G[q][2];
+                    size_t k = (size_t)(r * 4 + q);
+                    U[p->srcF == SimdTensorFormatNhwc ? (k * C + i) * D + o : (k * D + o) * C + i] = u;
+                }
+        }
+    *size = 16 * C * D;
+    return U;
+}
+
+static void release(sb_context * self)
+{
+    conv_ctx * c = (conv_ctx *)self;
+    free(c->packed);
+    free(c->buffer);
+    free(c);
+}
+
+SIMD_API void * SimdSynetConvolution32fInit(size_t batch, const SimdConvolutionParameters * conv)
+{
+    if (conv == NULL || !valid(batch, conv))
+        return NULL;
+    conv_ctx * c = (conv_ctx *)calloc(1, sizeof(conv_ctx));
+    if (c == NULL)
+        return NULL;
+    c->base.release = release;
+    c->p = *conv;
+    c->batch = batch;
+    c->isa = sb_isa();
+    c->algo = choose(conv);
+    return c;
+}
+
+SIMD_API size_t SimdSynetConvolution32fExternalBufferSize(const void * context)
+{
+    return context ? external_size((const conv_ctx *)context) : 0;
+}
+
+SIMD_API size_t SimdSynetConvolution32fInternalBufferSize(const void * context)
+{
+    const conv_ctx * c = (const conv_ctx *)context;
+    return c ? c->buffer_size + c->packed_size : 0;
+}
+
+SIMD_API const char * SimdSynetConvolution32fInfo(const void * context)
+{
+    if (context == NULL)
+        return "";
+    conv_ctx * c = (conv_ctx *)context;
+    snprintf(c->info, sizeof(c->info), "%s::%s", SimdBindIsaName(c->isa), algo_names[c->algo]);
+    return c->info;
+}
+
+SIMD_API void SimdSynetConvolution32fSetParams(void * context, const float * weight, SimdBool * internal,
+    const float * bias, const float * params)
+{
+    conv_ctx * c = (conv_ctx *)context;
+    if (c == NULL)
+        return;
+    c->weight = weight;
+    c->bias = bias;
+    c->params = params;
+    SimdBool copied = SimdFalse;
+    if (c->algo == CONV_ALGO_WINOGRAD && weight != NULL) {
+        size_t size = 0;
+        float * U = winograd_weights(c, weight, &size);
+        free(c->packed);
+        c->packed = U;
+        c->packed_size = U ? size : 0;
+        copied = U ? SimdTrue : SimdFalse;
+        if (U == NULL)
+            c->weight = NULL; /* out of memory: Forward does nothing rather than read a missing transform */
+    }
+    if (internal)
+        *internal = copied;
+}
+
+SIMD_API void SimdSynetConvolution32fForward(void * context, const float * src, float * buf, float * dst)
+{
+    conv_ctx * c = (conv_ctx *)context;
+    if (c == NULL || c->weight == NULL || src == NULL || dst == NULL)
+        return;
+    size_t need = external_size(c);
+    if (buf == NULL && need > 1) {
+        if (c->buffer_size < need) {
+            float * grown = (float *)malloc(need * sizeof(float));
+            if (grown == NULL)
+                return;
+            free(c->buffer);
+            c->buffer = grown;
+            c->buffer_size = need;
+        }
+        buf = c->buffer;
+    }
+    forward_table[c->algo][c->isa](c, src, buf, dst);
+}

@@ -1,0 +1,66 @@
+/*
+ * conv.h: the FP32 convolution context shared by csrc/convolution/api.c and the per-ISA algorithm sources.
+ *
+ * A context records the parameters, the batch, the ISA selected at Init and the algorithm chosen for the shape.
+ * Every algorithm has one entry point per ISA with the signature of conv_forward_fn; api.c calls the variant of the
+ * ISA recorded at Init, so a context keeps its algorithm and its numerics whatever ISA is selected later.
+ *
+ * Geometry (spec 3.10.2): output (dy, dx) with tap (ky, kx) reads input row dy*strideY + ky*dilationY - padY and
+ * column dx*strideX + kx*dilationX - padX; taps outside the image read zero. The end pads only size the output.
+ */
+#ifndef SB_CONVOLUTION_CONV_H
+#define SB_CONVOLUTION_CONV_H
+
+#include <stddef.h>
+
+#include "simd_synet.h"
+#include "internal/dispatch.h"
+
+enum {
+    CONV_ALGO_GEMM,        /* im2col (NCHW) or im2row (NHWC) + GEMM, every geometry */
+    CONV_ALGO_1X1,         /* 1x1, stride 1, pad 0: the source is already the GEMM operand */
+    CONV_ALGO_DW_NHWC,     /* depthwise, NHWC: vectors over channels */
+    CONV_ALGO_DW_NCHW,     /* depthwise, NCHW: vectors over the output row */
+    CONV_ALGO_WINOGRAD,    /* Winograd F(2x2,3x3): 3x3, stride 1, dilation 1, group 1 */
+    CONV_ALGO_COUNT
+};
+
+typedef struct conv_ctx {
+    sb_context base; /* first: SimdRelease frees any context through it */
+    SimdConvolutionParameters p;
+    size_t batch;
+    int isa;  /* the ISA selected when Init ran */
+    int algo; /* CONV_ALGO_* */
+    /* Set by SetParams: the caller's arrays (kept, not copied), and the transformed weights of algorithms that
+       need them (Winograd), owned by the context. */
+    const float * weight;
+    const float * bias;
+    const float * params;
+    float * packed;
+    size_t packed_size;
+    /* Scratch used when Forward gets buf == NULL: allocated on first use, ExternalBufferSize floats. */
+    float * buffer;
+    size_t buffer_size;
+    char info[48];
+} conv_ctx;
+
+typedef void (*conv_forward_fn)(const conv_ctx * ctx, const float * src, float * buf, float * dst);
+/* Transforms the weights for the algorithms that keep their own copy; returns the new array (malloc) or NULL. */
+typedef float * (*conv_pack_fn)(const conv_ctx * ctx, const float * weight, size_t * size);
+
+/* The outputs d in [*begin, *end) of a row (or column) whose tap reads input index d*stride + offset inside
+   [0, size); outputs outside the range read padding. */
+static inline void conv_valid_range(ptrdiff_t offset, size_t stride, size_t size, size_t count, size_t * begin,
+    size_t * end)
+{
+    ptrdiff_t s = (ptrdiff_t)stride;
+    ptrdiff_t lo = offset < 0 ? (-offset + s - 1) / s : 0;
+    ptrdiff_t last = (ptrdiff_t)size - 1 - offset;
+    ptrdiff_t hi = last < 0 ? 0 : last / s + 1;
+    if (hi > (ptrdiff_t)count) hi = (ptrdiff_t)count;
+    if (lo > hi) lo = hi;
+    *begin = (size_t)lo;
+    *end = (size_t)hi;
+}
+
+#endif /* SB_CONVOLUTION_CONV_H */

@@ -1,0 +1,384 @@
+/*
+ * gemm.dispatch.c: the bundled float32 GEMM (internal/gemm.h), compiled once per ISA.
+ *
+ * Structure (GotoBLAS-like, simplified):
+ * - Micro-kernel: MR rows x NR = NV vectors of C held in registers, one broadcast of A and NV loads of B per k,
+ *   MR*NV fused multiply-adds (vfmadd). B is read from a packed panel ([kc][NR], zero-padded columns) or, for
+ *   small M, straight from the caller's matrix (partial loads on the last panel only).
+ * - Cache blocking: K in blocks of KC so that one B panel (KC x NR) stays in L1 while MC rows of A stream past it;
+ *   C is written at the first K block and accumulated into at the following ones (it is never read before it was
+ *   written by this call).
+ * - Epilogue (bias + activation, internal/activation.h) on each C tile right after its last K block, while hot.
+ * - Transposed B with few rows of A (GEMV-like, also SimdSynetInnerProductLayerForward) uses dot products along K
+ *   instead: the rows of B are contiguous there.
+ * - Threads: sb_parallel_for over column ranges (multiples of NR; each thread packs its own columns) or, when N is
+ *   narrow, over row ranges.
+ * Summation order depends on the ISA and on blocking, never on the thread count.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "simd_synet.h"
+#include "internal/gemm.h"
+
+#define MR 6
+#define NV 2
+#define NR (NV * SB_W)
+#define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats = 16 KiB (sse41, avx2), 32 KiB (avx512) */
+#define MC (MR * 16)
+#define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
+#define PARALLEL_WORK (1u << 21) /* multiply-adds below which one thread does the whole call */
+
+SB_INLINE size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Vector v of a row of B with nc valid columns (full: all NR columns are readable, e.g. a zero-padded panel). */
+SB_INLINE vf load_b(const float * p, size_t v, size_t nc, const int full)
+{
+    size_t lo = v * SB_W;
+    if (full || nc >= lo + SB_W)
+        return vload(p + lo);
+    if (nc > lo)
+        return vload_n(p + lo, nc - lo);
+    return vset1(0.0f);
+}
+
+SB_INLINE void store_c(float * c, vf x, size_t v, size_t nc, int accumulate)
+{
+    size_t lo = v * SB_W;
+    if (nc >= lo + SB_W) {
+        if (accumulate)
+            x += vload(c + lo);
+        vstore(c + lo, x);
+    } else if (nc > lo) {
+        size_t n = nc - lo;
+        if (accumulate)
+            x += vload_n(c + lo, n);
+        vstore_n(c + lo, x, n);
+    }
+}
+
+/* C[mr][nc] (accumulate ? += : =) A[mr][kc] (lda) * B[kc][nc], row k of B at B + k * bs. mr and full are
+   constants after inlining, so the accumulators live in registers. */
+SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
+    size_t ldc, size_t nc, int accumulate, const int full)
+{
+    vf c[MR][NV];
+    for (int i = 0; i < mr; ++i)
+        for (int v = 0; v < NV; ++v)
+            c[i][v] = vset1(0.0f);
+    if (mr == 1 && full) {
+        /* One row: two accumulator sets over even and odd k, so that the FMA latency is hidden. */
+        vf d[NV];
+        for (int v = 0; v < NV; ++v)
+            d[v] = vset1(0.0f);
+        size_t k = 0;
+        for (; k + 2 <= kc; k += 2) {
+            vf a0 = sb_bcast(A[k]), a1 = sb_bcast(A[k + 1]);
+            for (int v = 0; v < NV; ++v) {
+                c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
+                d[v] = vfmadd(a1, load_b(B + (k + 1) * bs, v, nc, full), d[v]);
+            }
+        }
+        if (k < kc) {
+            vf a0 = sb_bcast(A[k]);
+            for (int v = 0; v < NV; ++v)
+                c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
+        }
+        for (int v = 0; v < NV; ++v)
+            c[0][v] += d[v];
+    } else {
+        for (size_t k = 0; k < kc; ++k) {
+            const float * b = B + k * bs;
+            vf bv[NV];
+            for (int v = 0; v < NV; ++v)
+                bv[v] = load_b(b, v, nc, full);
+            for (int i = 0; i < mr; ++i) {
+                vf a = sb_bcast(A[i * lda + k]);
+                for (int v = 0; v < NV; ++v)
+                    c[i][v] = vfmadd(a, bv[v], c[i][v]);
+            }
+        }
+    }
+    for (int i = 0; i < mr; ++i)
+        for (int v = 0; v < NV; ++v)
+            store_c(C + i * ldc, c[i][v], v, nc, accumulate);
+}
+
+static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, float * C, size_t ldc,
+    size_t nc, int accumulate)
+{
+    switch (mr) {
+    case 1: kernel(1, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
+    case 2: kernel(2, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
+    case 3: kernel(3, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
+    case 4: kernel(4, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
+    case 5: kernel(5, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
+    default: kernel(MR, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
+    }
+}
+
+/* Few rows of A, B read in place: C[mr][nc] = A[mr][K] * B[K][nc] with the C block (in L1) as the accumulator,
+   four rows of B per pass, so B streams through once with unit stride. C is written by the first pass (k = 0) and
+   only then read back. */
+#define CB 512
+
+SB_INLINE vf direct_step4(vf s, const float * a, const float * b, size_t ldb, size_t j)
+{
+    s = vfmadd(sb_bcast(a[0]), vload(b + j), s);
+    s = vfmadd(sb_bcast(a[1]), vload(b + ldb + j), s);
+    s = vfmadd(sb_bcast(a[2]), vload(b + 2 * ldb + j), s);
+    return vfmadd(sb_bcast(a[3]), vload(b + 3 * ldb + j), s);
+}
+
+SB_INLINE vf direct_step4_n(vf s, const float * a, const float * b, size_t ldb, size_t j, size_t n)
+{
+    s = vfmadd(sb_bcast(a[0]), vload_n(b + j, n), s);
+    s = vfmadd(sb_bcast(a[1]), vload_n(b + ldb + j, n), s);
+    s = vfmadd(sb_bcast(a[2]), vload_n(b + 2 * ldb + j, n), s);
+    return vfmadd(sb_bcast(a[3]), vload_n(b + 3 * ldb + j, n), s);
+}
+
+static void direct_block(size_t mr, size_t K, const float * A, size_t lda, const float * B, size_t ldb, float * C,
+    size_t ldc, size_t nc)
+{
+    size_t body = nc - nc % SB_W, tail = nc % SB_W;
+    const vf zero = vset1(0.0f);
+    size_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        const float * b = B + k * ldb;
+        for (size_t i = 0; i < mr; ++i) {
+            const float * a = A + i * lda + k;
+            float * c = C + i * ldc;
+            size_t j = 0;
+            if (k == 0) {
+                for (; j < body; j += SB_W)
+                    vstore(c + j, direct_step4(zero, a, b, ldb, j));
+                if (tail)
+                    vstore_n(c + j, direct_step4_n(zero, a, b, ldb, j, tail), tail);
+            } else {
+                for (; j < body; j += SB_W)
+                    vstore(c + j, direct_step4(vload(c + j), a, b, ldb, j));
+                if (tail)
+                    vstore_n(c + j, direct_step4_n(vload_n(c + j, tail), a, b, ldb, j, tail), tail);
+            }
+        }
+    }
+    for (; k < K; ++k) {
+        const float * b = B + k * ldb;
+        for (size_t i = 0; i < mr; ++i) {
+            vf a = sb_bcast(A[i * lda + k]);
+            float * c = C + i * ldc;
+            size_t j = 0;
+            for (; j < body; j += SB_W)
+                vstore(c + j, vfmadd(a, vload(b + j), k == 0 ? zero : vload(c + j)));
+            if (tail)
+                vstore_n(c + j, vfmadd(a, vload_n(b + j, tail), k == 0 ? zero : vload_n(c + j, tail)), tail);
+        }
+    }
+}
+
+/* dst[kc][NR] = columns [n, n + nc) of rows [k0, k0 + kc) of B ([K][N], or [N][K] when trans), zero-padded. */
+static void pack_panel(float * dst, const float * B, size_t ldb, int trans, size_t k0, size_t kc, size_t n, size_t nc)
+{
+    if (!trans) {
+        for (size_t k = 0; k < kc; ++k) {
+            const float * src = B + (k0 + k) * ldb + n;
+            float * d = dst + k * NR;
+            if (nc == NR) {
+                for (int v = 0; v < NV; ++v)
+                    vstore(d + v * SB_W, vload(src + v * SB_W));
+            } else {
+                memcpy(d, src, nc * sizeof(float));
+                memset(d + nc, 0, (NR - nc) * sizeof(float));
+            }
+        }
+    } else {
+        if (nc < NR)
+            for (size_t k = 0; k < kc; ++k)
+                memset(dst + k * NR + nc, 0, (NR - nc) * sizeof(float));
+        for (size_t j = 0; j < nc; ++j) {
+            const float * src = B + (n + j) * ldb + k0;
+            for (size_t k = 0; k < kc; ++k)
+                dst[k * NR + j] = src[k];
+        }
+    }
+}
+
+/* C[i][j] = dot(A row i, B row j) along K for rows [m0, m1), columns [n0, n1); jn (<= 4) rows of B at once. */
+SB_INLINE void dot_rows(const int jn, const float * a, const float * b, size_t ldb, size_t K, float * c)
+{
+    vf s[4];
+    for (int t = 0; t < jn; ++t)
+        s[t] = vset1(0.0f);
+    size_t k = 0;
+    for (; k + SB_W <= K; k += SB_W) {
+        vf x = vload(a + k);
+        for (int t = 0; t < jn; ++t)
+            s[t] = vfmadd(x, vload(b + t * ldb + k), s[t]);
+    }
+    if (k < K) {
+        size_t n = K - k;
+        vf x = vload_n(a + k, n);
+        for (int t = 0; t < jn; ++t)
+            s[t] = vfmadd(x, vload_n(b + t * ldb + k, n), s[t]);
+    }
+    for (int t = 0; t < jn; ++t)
+        c[t] = vreduce_add(s[t]);
+}
+
+enum { MODE_PACKED, MODE_PACK, MODE_DIRECT, MODE_DOT };
+
+typedef struct {
+    int mode;
+    size_t M, N, K;
+    const float * A;
+    size_t lda;
+    const float * B; /* MODE_PACKED: the packed matrix */
+    size_t ldb;
+    int trans;
+    float * C;
+    size_t ldc;
+    const sb_epilogue * e;
+} gemm_job;
+
+/* Rows [m0, m1) x columns [n0, n1) of the job; n0 is a multiple of NR (of 4 for MODE_DOT). */
+static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_t n1)
+{
+    const size_t K = j->K, lda = j->lda, ldc = j->ldc;
+    const float * A = j->A;
+    float * C = j->C;
+    const sb_epilogue * e = sb_epilogue_active(j->e) ? j->e : NULL;
+    if (m0 >= m1 || n0 >= n1)
+        return;
+    if (K == 0) { /* an empty sum: C = epilogue(0) */
+        for (size_t i = m0; i < m1; ++i)
+            memset(C + i * ldc + n0, 0, (n1 - n0) * sizeof(float));
+        sb_epilogue_block(C + m0 * ldc + n0, ldc, m1 - m0, n1 - n0, m0, n0, e);
+        return;
+    }
+    if (j->mode == MODE_DOT) {
+        for (size_t n = n0; n < n1; n += 4) {
+            size_t jn = min_size(4, n1 - n);
+            const float * b = j->B + n * j->ldb;
+            for (size_t i = m0; i < m1; ++i) {
+                float * c = C + i * ldc + n;
+                switch (jn) {
+                case 4: dot_rows(4, A + i * lda, b, j->ldb, K, c); break;
+                case 3: dot_rows(3, A + i * lda, b, j->ldb, K, c); break;
+                case 2: dot_rows(2, A + i * lda, b, j->ldb, K, c); break;
+                default: dot_rows(1, A + i * lda, b, j->ldb, K, c); break;
+                }
+            }
+            sb_epilogue_block(C + m0 * ldc + n, ldc, m1 - m0, jn, m0, n, e);
+        }
+        return;
+    }
+    float * buffer = NULL;
+    int mode = j->mode;
+    if (mode == MODE_PACK) {
+        size_t panels = (n1 - n0 + NR - 1) / NR;
+        size_t bytes = (min_size(KC, K) * panels * NR * sizeof(float) + 63) & ~(size_t)63;
+        buffer = (float *)aligned_alloc(64, bytes);
+        if (buffer == NULL)
+            mode = j->trans ? MODE_DOT : MODE_DIRECT; /* no memory for packing: slower, same results */
+        if (mode == MODE_DOT) {
+            gemm_job dot = *j;
+            dot.mode = MODE_DOT;
+            run_range(&dot, m0, m1, n0, n1);
+            return;
+        }
+    }
+    if (mode == MODE_DIRECT) {
+        for (size_t i = m0; i < m1; i += MR) {
+            size_t mr = min_size(MR, m1 - i);
+            for (size_t n = n0; n < n1; n += CB) {
+                size_t nc = min_size(CB, n1 - n);
+                direct_block(mr, K, A + i * lda, lda, j->B + n, j->ldb, C + i * ldc + n, ldc, nc);
+                sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
+            }
+        }
+        return;
+    }
+    for (size_t k0 = 0; k0 < K; k0 += KC) {
+        size_t kc = min_size(KC, K - k0);
+        int last = k0 + kc == K;
+        if (mode == MODE_PACK)
+            for (size_t n = n0, p = 0; n < n1; n += NR, ++p)
+                pack_panel(buffer + p * kc * NR, j->B, j->ldb, j->trans, k0, kc, n, min_size(NR, n1 - n));
+        for (size_t mb = m0; mb < m1; mb += MC) {
+            size_t me = min_size(mb + MC, m1);
+            for (size_t n = n0, p = 0; n < n1; n += NR, ++p) {
+                size_t nc = min_size(NR, n1 - n);
+                const float * panel = mode == MODE_PACK ? buffer + p * kc * NR : j->B + (n / NR) * K * NR + k0 * NR;
+                for (size_t i = mb; i < me; i += MR) {
+                    size_t mr = min_size(MR, me - i);
+                    kernel_packed(mr, kc, A + i * lda + k0, lda, panel, C + i * ldc + n, ldc, nc, k0 > 0);
+                    if (last)
+                        sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
+                }
+            }
+        }
+    }
+    free(buffer);
+}
+
+static void body_columns(void * arg, size_t begin, size_t end)
+{
+    const gemm_job * j = (const gemm_job *)arg;
+    run_range(j, 0, j->M, begin, end);
+}
+
+static void body_rows(void * arg, size_t begin, size_t end)
+{
+    const gemm_job * j = (const gemm_job *)arg;
+    run_range(j, begin, end, 0, j->N);
+}
+
+static void run(gemm_job * j)
+{
+    if (j->M == 0 || j->N == 0)
+        return;
+    size_t threads = sb_thread_number();
+    double work = (double)j->M * (double)j->N * (double)(j->K ? j->K : 1);
+    if (threads <= 1 || work < PARALLEL_WORK) {
+        run_range(j, 0, j->M, 0, j->N);
+        return;
+    }
+    size_t grain = j->mode == MODE_DOT ? 4 : NR;
+    if (j->mode == MODE_DOT || j->mode == MODE_DIRECT || j->N >= 2 * NR * threads || j->M < 2 * MR * threads)
+        sb_parallel_for(j->N, grain, body_columns, j);
+    else
+        sb_parallel_for(j->M, MR, body_rows, j);
+}
+
+void SB_FN(gemm32f_nn)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B, size_t ldb,
+    float * C, size_t ldc, const sb_epilogue * epilogue)
+{
+    gemm_job j = {M <= MR ? MODE_DIRECT : MODE_PACK, M, N, K, A, lda, B, ldb, 0, C, ldc, epilogue};
+    run(&j);
+}
+
+void SB_FN(gemm32f_nt)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B, size_t ldb,
+    float * C, size_t ldc, const sb_epilogue * epilogue)
+{
+    gemm_job j = {M <= DOT_ROWS ? MODE_DOT : MODE_PACK, M, N, K, A, lda, B, ldb, 1, C, ldc, epilogue};
+    run(&j);
+}
+
+size_t SB_FN(gemm32f_packed_size)(size_t N, size_t K)
+{
+    return (N + NR - 1) / NR * NR * K;
+}
+
+void SB_FN(gemm32f_pack_b)(size_t N, size_t K, const float * B, size_t ldb, int transB, float * packed)
+{
+    for (size_t n = 0, p = 0; n < N; n += NR, ++p)
+        pack_panel(packed + p * K * NR, B, ldb, transB, 0, K, n, min_size(NR, N - n));
+}
+
+void SB_FN(gemm32f_packed)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * packed,
+    float * C, size_t ldc, const sb_epilogue * epilogue)
+{
+    gemm_job j = {MODE_PACKED, M, N, K, A, lda, packed, 0, 0, C, ldc, epilogue};
+    run(&j);
+}

@@ -1,0 +1,34 @@
+/*
+ * gemm.h: the bundled float32 GEMM, for *.dispatch.c sources (owned by the inner-product family, used by the
+ * convolution). Implemented in csrc/gemm/gemm.dispatch.c, one variant per ISA; SB_FN picks the unit's own ISA.
+ *
+ * All matrices are row-major float32. C is written, never read before it is written. Multithreaded with
+ * sb_parallel_for (SimdSetThreadNumber) when the work is large enough. epilogue may be NULL (identity, no bias).
+ *
+ * From a non-dispatch source (an api.c), declare the variants with SB_DECLARE(gemm32f_nn, void, (...)) and so on.
+ */
+#ifndef SB_GEMM_H
+#define SB_GEMM_H
+
+#include <stddef.h>
+
+#include "internal/activation.h" /* sb_epilogue */
+
+/* C[M][N] (ldc) = epilogue(A[M][K] (lda) * B[K][N] (ldb)). */
+void SB_FN(gemm32f_nn)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B, size_t ldb,
+    float * C, size_t ldc, const sb_epilogue * epilogue);
+
+/* C[M][N] (ldc) = epilogue(A[M][K] (lda) * B'), B stored as [N][K] (ldb): C[i][j] = sum_k A[i][k] * B[j][k]. */
+void SB_FN(gemm32f_nt)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B, size_t ldb,
+    float * C, size_t ldc, const sb_epilogue * epilogue);
+
+/* Packed B for constant weights. The layout belongs to the ISA that packed it: use the three functions of one ISA.
+   gemm32f_packed_size: floats needed for a packed K x N matrix (the caller allocates, 64-byte alignment is best).
+   gemm32f_pack_b: packs B, given as [K][N] (transB == 0) or [N][K] (transB != 0) with leading dimension ldb.
+   gemm32f_packed: C[M][N] (ldc) = epilogue(A[M][K] (lda) * packed B). */
+size_t SB_FN(gemm32f_packed_size)(size_t N, size_t K);
+void SB_FN(gemm32f_pack_b)(size_t N, size_t K, const float * B, size_t ldb, int transB, float * packed);
+void SB_FN(gemm32f_packed)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * packed,
+    float * C, size_t ldc, const sb_epilogue * epilogue);
+
+#endif /* SB_GEMM_H */

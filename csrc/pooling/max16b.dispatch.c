@@ -1,0 +1,37 @@
+/*
+ * max16b.dispatch.c: SimdSynetPoolingMax16b's kernel, compiled once per ISA.
+ *
+ * Semantics (seed page, spec 3.12.4): each bf16 is widened exactly to float32, folded like Max32f from -FLT_MAX,
+ * and the result is rounded back with RNE. Inputs are exact bf16, so every output is a copy of an input element,
+ * except an empty or all -inf window: bf16(-FLT_MAX) = 0xFF80 (-inf).
+ */
+#include <float.h>
+
+#include "simd_synet.h"
+#include "internal/bf16.h"
+#include "pooling/pool_vec.h"
+
+#define PK_T uint16_t
+#define PK_S float
+#define PK_V vf
+#define PK_L SB_W
+#define PK_LOAD(p) vbf16_to_f32(vloadh(p))
+#define PK_LOAD_N(p, n) vbf16_to_f32(vloadh_n(p, n))
+#define PK_CVT(e) sb_bf16_to_float(e)
+#define PK_INIT_V vset1(-FLT_MAX)
+#define PK_INIT_S (-FLT_MAX)
+#define PK_OP_V(a, x) pv_max(a, x)
+#define PK_OP_S(a, x) ((a) > (x) ? (a) : (x))
+#define PK_STORE(p, a, d) vstoreh(p, vf32_to_bf16(a))
+#define PK_STORE_N(p, a, d, n) vstoreh_n(p, vf32_to_bf16(a), n)
+#define PK_FINAL(a, d) sb_float_to_bf16(a)
+#define PK_AVERAGE 0
+#include "pooling/pool_kernel.h"
+
+void SB_FN(pooling_max16b)(const uint16_t * src, size_t srcC, size_t srcH, size_t srcW, size_t kernelY,
+    size_t kernelX, size_t strideY, size_t strideX, size_t padY, size_t padX, uint16_t * dst, size_t dstH,
+    size_t dstW, SimdTensorFormatType format)
+{
+    pk_geometry g = {srcH, srcW, kernelY, kernelX, strideY, strideX, padY, padX, dstH, dstW, 0};
+    pk_pool2d(src, srcC, &g, dst, format == SimdTensorFormatNhwc);
+}

@@ -1,0 +1,191 @@
+/*
+ * pool_kernel.h: the pooling loops, written once and instantiated by each *.dispatch.c of this family for its
+ * element type (float32 average, float32 max, bf16 max, uint8 max) and ISA.
+ *
+ * Semantics (spec 3.12): every output folds the elements of its clipped window (pv_window) in scan order, starting
+ * from PK_INIT: row-major over (y, x) within each channel plane for NCHW, over (y, x) per channel for NHWC; the 3D
+ * NCHW form folds planes in channel order, each row-major. Vector lanes hold independent outputs, and each lane
+ * performs exactly the scalar fold, so the body, the overlapping last vector, the partial tails and the scalar
+ * borders all give identical results.
+ *
+ * The including file defines:
+ *   PK_T          element type in memory                 PK_S        scalar accumulator type
+ *   PK_V          vector accumulator type                PK_L        lanes of PK_V (a literal: 4, 8, 16, 32 or 64)
+ *   PK_LOAD(p)    PK_L elements -> PK_V                  PK_LOAD_N(p, n)   first n < PK_L elements (rest 0)
+ *   PK_CVT(e)     one element -> PK_S                    PK_INIT_V / PK_INIT_S   the fold's start
+ *   PK_OP_V(a, x) / PK_OP_S(a, x)   one fold step
+ *   PK_STORE(p, a, d) / PK_STORE_N(p, a, d, n) / PK_FINAL(a, d)   result from accumulator and divisor d (float)
+ *   PK_AVERAGE    1 if the divisor is used (average pooling), else 0
+ * Nothing outside [src, src + C*H*W) is read and nothing outside the output is written, for any arguments.
+ */
+#ifndef PK_T
+#error "define the PK_* macros before including pool_kernel.h"
+#endif
+
+typedef struct {
+    size_t srcH, srcW, kernelY, kernelX, strideY, strideX, padY, padX, dstH, dstW;
+    int exclude; /* average: divide by the clipped area rather than kernelY*kernelX */
+} pk_geometry;
+
+SB_INLINE float pk_divisor(const pk_geometry * g, size_t rows, size_t cols)
+{
+    return g->exclude ? (float)(rows * cols) : (float)g->kernelY * (float)g->kernelX;
+}
+
+/* One output element of the NCHW form: fold planes [0, planes) (plane stride `plane`) over the window. */
+SB_INLINE PK_T pk_nchw_one(const PK_T * src, size_t planes, size_t plane, const pk_geometry * g, size_t yb,
+    size_t ye, size_t dx)
+{
+    size_t xb, xe;
+    pv_window(dx, g->strideX, g->padX, g->kernelX, g->srcW, &xb, &xe);
+    PK_S acc = PK_INIT_S;
+    for (size_t c = 0; c < planes; ++c)
+        for (size_t y = yb; y < ye; ++y) {
+            const PK_T * row = src + c * plane + y * g->srcW;
+            for (size_t x = xb; x < xe; ++x)
+                acc = PK_OP_S(acc, PK_CVT(row[x]));
+        }
+    (void)pk_divisor;
+    return PK_FINAL(acc, (PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f));
+}
+
+/* PK_L adjacent outputs dx0 .. dx0+PK_L-1 whose column windows lie inside the image, for stride S (1 or 2) and
+   kernel width K; inlined with constant S and K for the common shapes so that the taps unroll and the stride-2
+   pair loads are shared (tap k odd takes the odd lanes of the pair loaded for tap k-1). */
+SB_INLINE void pk_nchw_vector_ks(const PK_T * src, size_t planes, size_t plane, const pk_geometry * g, size_t yb,
+    size_t ye, size_t dx0, PK_T * dst, size_t S, size_t K)
+{
+    PK_V acc = PK_INIT_V;
+    const size_t offset = dx0 * S - g->padX;
+    for (size_t c = 0; c < planes; ++c)
+        for (size_t y = yb; y < ye; ++y) {
+            const PK_T * row = src + c * plane + y * g->srcW + offset;
+            if (S == 1) {
+                for (size_t k = 0; k < K; ++k)
+                    acc = PK_OP_V(acc, PK_LOAD(row + k));
+            } else { /* lanes in PV_EVENP order (the same for every tap), restored once before the store */
+                for (size_t k = 0; k < K; ++k)
+                    acc = PK_OP_V(acc, (k & 1) ? PV_ODDP(PK_LOAD(row + k - 1), PK_LOAD(row + k - 1 + PK_L), PK_L)
+                                               : PV_EVENP(PK_LOAD(row + k), PK_LOAD(row + k + PK_L), PK_L));
+            }
+        }
+    if (S != 1)
+        acc = PV_UNPERM(acc, PK_L);
+    PK_STORE(dst + dx0, acc, (PK_AVERAGE ? pk_divisor(g, ye - yb, K) : 1.0f));
+}
+
+SB_INLINE void pk_nchw_vector(const PK_T * src, size_t planes, size_t plane, const pk_geometry * g, size_t yb,
+    size_t ye, size_t dx0, PK_T * dst)
+{
+    const size_t S = g->strideX, K = g->kernelX;
+    if (S == 2 && K == 3)
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, 2, 3);
+    else if (S == 2 && K == 2)
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, 2, 2);
+    else if (S == 1 && K == 3)
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, 1, 3);
+    else if (S == 1 && K == 2)
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, 1, 2);
+    else
+        pk_nchw_vector_ks(src, planes, plane, g, yb, ye, dx0, dst, S, K);
+}
+
+/* One output plane of the NCHW form (2D: planes == 1; 3D max: the channel window's planes). */
+static void pk_nchw_plane(const PK_T * src, size_t planes, const pk_geometry * g, PK_T * dst)
+{
+    const size_t plane = g->srcH * g->srcW, s = g->strideX, W = g->srcW, k = g->kernelX;
+    /* Vector outputs dx0 need dx0*s >= padX (no left clipping) and a last column read of
+       dx0*s - padX + (k - 1) + s*PK_L - 1 <= W - 1 (covers right clipping and the stride-2 pair load). */
+    long first = -1, last = -1;
+    if ((s == 1 || s == 2) && g->dstW >= PK_L && k <= W && W < ((size_t)1 << 40) && g->padX < W) {
+        first = (long)((g->padX + s - 1) / s);
+        long room = (long)W - 1 + (long)g->padX - (long)(k - 1) - (long)(s * PK_L - 1);
+        last = room >= 0 ? room / (long)s : -1;
+        if (last > (long)(g->dstW - PK_L)) last = (long)(g->dstW - PK_L);
+    }
+    for (size_t dy = 0; dy < g->dstH; ++dy) {
+        size_t yb, ye;
+        pv_window(dy, g->strideY, g->padY, g->kernelY, g->srcH, &yb, &ye);
+        PK_T * out = dst + dy * g->dstW;
+        size_t dx = 0;
+        if (first >= 0 && last >= first) {
+            for (; dx < (size_t)first; ++dx)
+                out[dx] = pk_nchw_one(src, planes, plane, g, yb, ye, dx);
+            for (; dx < (size_t)last; dx += PK_L)
+                pk_nchw_vector(src, planes, plane, g, yb, ye, dx, out);
+            pk_nchw_vector(src, planes, plane, g, yb, ye, (size_t)last, out); /* may overlap the previous one */
+            dx = (size_t)last + PK_L;
+        }
+        for (; dx < g->dstW; ++dx)
+            out[dx] = pk_nchw_one(src, planes, plane, g, yb, ye, dx);
+    }
+}
+
+/* 2D NHWC: every output pixel folds its window per channel, PK_L channels per vector. */
+static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
+{
+    const size_t W = g->srcW;
+    for (size_t dy = 0; dy < g->dstH; ++dy) {
+        size_t yb, ye;
+        pv_window(dy, g->strideY, g->padY, g->kernelY, g->srcH, &yb, &ye);
+        for (size_t dx = 0; dx < g->dstW; ++dx) {
+            size_t xb, xe;
+            pv_window(dx, g->strideX, g->padX, g->kernelX, W, &xb, &xe);
+            const float div = PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f;
+            (void)div; /* only the average's PK_STORE uses it */
+            PK_T * out = dst + (dy * g->dstW + dx) * C;
+            size_t c = 0;
+            for (; c + 4 * PK_L <= C; c += 4 * PK_L) {
+                PK_V a0 = PK_INIT_V, a1 = PK_INIT_V, a2 = PK_INIT_V, a3 = PK_INIT_V;
+                for (size_t y = yb; y < ye; ++y)
+                    for (size_t x = xb; x < xe; ++x) {
+                        const PK_T * p = src + (y * W + x) * C + c;
+                        a0 = PK_OP_V(a0, PK_LOAD(p));
+                        a1 = PK_OP_V(a1, PK_LOAD(p + PK_L));
+                        a2 = PK_OP_V(a2, PK_LOAD(p + 2 * PK_L));
+                        a3 = PK_OP_V(a3, PK_LOAD(p + 3 * PK_L));
+                    }
+                PK_STORE(out + c, a0, div);
+                PK_STORE(out + c + PK_L, a1, div);
+                PK_STORE(out + c + 2 * PK_L, a2, div);
+                PK_STORE(out + c + 3 * PK_L, a3, div);
+            }
+            for (; c < C; c += PK_L) {
+                if (c + PK_L > C) {
+                    if (C >= PK_L)
+                        c = C - PK_L; /* overlap the previous vector: same values, written again */
+                    else {
+                        /* Fewer channels than lanes: a full-width load where the image has PK_L elements left
+                           (the extra lanes hold neighbouring pixels and are never stored), a partial one at the
+                           end of the image. Stored lanes see exactly the same fold either way. */
+                        const size_t total = g->srcH * W * C;
+                        PK_V a = PK_INIT_V;
+                        for (size_t y = yb; y < ye; ++y)
+                            for (size_t x = xb; x < xe; ++x) {
+                                const size_t at = (y * W + x) * C + c;
+                                a = PK_OP_V(a, at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C - c));
+                            }
+                        PK_STORE_N(out + c, a, div, C - c);
+                        break;
+                    }
+                }
+                PK_V a = PK_INIT_V;
+                for (size_t y = yb; y < ye; ++y)
+                    for (size_t x = xb; x < xe; ++x)
+                        a = PK_OP_V(a, PK_LOAD(src + (y * W + x) * C + c));
+                PK_STORE(out + c, a, div);
+            }
+        }
+    }
+}
+
+/* 2D over every channel, either layout. */
+static void pk_pool2d(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst, int nhwc)
+{
+    if (nhwc) {
+        pk_nhwc(src, C, g, dst);
+        return;
+    }
+    for (size_t c = 0; c < C; ++c)
+        pk_nchw_plane(src + c * g->srcH * g->srcW, 1, g, dst + c * g->dstH * g->dstW);
+}

@@ -1,0 +1,267 @@
+"""Activations fused into the inner product and the convolution (``SimdConvolutionActivationType``, spec 2.4).
+
+An activation is an :class:`ActivationSpec`: its kind and its parameters, in the order the C side reads them.
+Build one with a constructor (``leaky_relu(0.1)``, ``restrict_range(0, 6)``, ``prelu(slopes)`` ...) or name it by
+string (``"relu"``), in which case parameters come from the ``params`` argument of the function that takes it, or
+from the constructor's defaults where it has them.
+
+Formulas (``x`` is the pre-activation value, bias already added; ``Max(a, b)`` is ``a > b ? a : b``):
+
+============== ================================================ ==============================================
+name           value                                            params (C order)
+============== ================================================ ==============================================
+identity       ``x``                                            none
+relu           ``Max(0, x)``                                    none
+leaky_relu     ``Max(0, x) + slope * Min(x, 0)``                slope
+restrict_range ``Max(lower, Min(upper, x))``                    lower, upper
+prelu          ``Max(0, x) + slope[c] * Min(x, 0)``             one slope per output channel / column
+elu            ``x >= 0 ? x : alpha * (exp(x) - 1)``            alpha
+hswish         ``Max(Min(x, shift) + shift, 0) * scale * x``    shift, scale
+mish           ``x > threshold ? x : x * tanh(softplus(x))``    threshold
+hard_sigmoid   ``Max(0, Min(x * scale + shift, 1))``            scale, shift (note: scale first)
+swish          ``x / (1 + exp(-x * slope))``                    slope
+gelu           ``x * (erf(x / sqrt(2)) + 1) / 2``               none
+============== ================================================ ==============================================
+
+Parameter rules (checked by :func:`resolve`, before any C code runs): every parameter must be finite, except that
+``restrict_range`` bounds may be infinite (a one-sided clamp); ``restrict_range`` needs ``lower <= upper``;
+``prelu`` needs exactly one slope per channel. NaN is refused everywhere: it would silently turn whole outputs
+into NaN (or not, depending on the comparison order), which is never what a caller means.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simdbind.enums import Activation, parse_enum
+from simdbind.errors import ArgumentError, DTypeError
+
+__all__ = [
+    "ActivationSpec", "resolve", "identity", "relu", "leaky_relu", "restrict_range", "prelu", "elu", "hswish",
+    "mish", "hard_sigmoid", "swish", "gelu", "PARAMETER_NAMES",
+]
+
+#: The parameters each activation reads, in C order (prelu: one slope per channel).
+PARAMETER_NAMES: dict[Activation, tuple[str, ...]] = {
+    Activation.IDENTITY: (),
+    Activation.RELU: (),
+    Activation.LEAKY_RELU: ("slope",),
+    Activation.RESTRICT_RANGE: ("lower", "upper"),
+    Activation.PRELU: ("slopes",),
+    Activation.ELU: ("alpha",),
+    Activation.HSWISH: ("shift", "scale"),
+    Activation.MISH: ("threshold",),
+    Activation.HARD_SIGMOID: ("scale", "shift"),
+    Activation.SWISH: ("slope",),
+    Activation.GELU: (),
+}
+
+#: Defaults used when an activation is named by string without params (None: the parameter is required).
+_DEFAULTS: dict[Activation, tuple[float, ...] | None] = {
+    Activation.IDENTITY: (),
+    Activation.RELU: (),
+    Activation.LEAKY_RELU: None,
+    Activation.RESTRICT_RANGE: None,
+    Activation.PRELU: None,
+    Activation.ELU: (1.0,),
+    Activation.HSWISH: (3.0, 1.0 / 6.0),
+    Activation.MISH: (20.0,),
+    Activation.HARD_SIGMOID: (1.0 / 6.0, 0.5),
+    Activation.SWISH: (1.0,),
+    Activation.GELU: (),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class ActivationSpec:
+    """An activation kind with its parameters (C order). Prelu keeps its slopes as a read-only float32 array."""
+
+    kind: Activation
+    params: tuple[float, ...] | np.ndarray = ()
+
+    @property
+    def name(self) -> str:
+        return self.kind.name.lower()
+
+    def __repr__(self) -> str:
+        if self.kind == Activation.PRELU:
+            return f"prelu(<{len(self.params)} slopes>)"
+        names = PARAMETER_NAMES[self.kind]
+        args = ", ".join(f"{n}={v!r}" for n, v in zip(names, self.params))
+        return f"{self.name}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ActivationSpec) or other.kind != self.kind:
+            return NotImplemented if not isinstance(other, ActivationSpec) else False
+        return bool(np.array_equal(np.asarray(self.params, np.float32), np.asarray(other.params, np.float32)))
+
+    def __hash__(self) -> int:
+        return hash((self.kind, np.asarray(self.params, np.float32).tobytes()))
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _scalar(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ArgumentError(f"{name}: must be a real number, got {value!r}")
+    number = float(value)
+    if math.isnan(number) or (math.isinf(number) and not allow_inf):
+        rule = "must not be NaN" if allow_inf else "must be finite"
+        raise ArgumentError(f"{name}: {rule}, got {number!r}")
+    if math.isfinite(number) and abs(number) > _FLOAT32_MAX:
+        raise ArgumentError(f"{name}: must fit in float32 (|value| <= {_FLOAT32_MAX:.6g}), got {number!r}")
+    return number
+
+
+def identity() -> ActivationSpec:
+    """No activation: ``x``."""
+    return ActivationSpec(Activation.IDENTITY)
+
+
+def relu() -> ActivationSpec:
+    """``Max(0, x)``."""
+    return ActivationSpec(Activation.RELU)
+
+
+def leaky_relu(slope: float) -> ActivationSpec:
+    """``Max(0, x) + slope * Min(x, 0)`` (any finite slope, negative ones included)."""
+    return ActivationSpec(Activation.LEAKY_RELU, (_scalar(slope, "slope"),))
+
+
+def restrict_range(lower: float, upper: float) -> ActivationSpec:
+    """``Max(lower, Min(upper, x))``; bounds may be infinite, ``lower <= upper``."""
+    lo, hi = _scalar(lower, "lower", allow_inf=True), _scalar(upper, "upper", allow_inf=True)
+    if lo > hi:
+        raise ArgumentError(f"upper: must be >= lower ({lo!r}), got {hi!r}")
+    return ActivationSpec(Activation.RESTRICT_RANGE, (lo, hi))
+
+
+def prelu(slopes: Any) -> ActivationSpec:
+    """``Max(0, x) + slopes[c] * Min(x, 0)``, one finite slope per output channel (inner product: column)."""
+    array = _prelu_slopes(slopes, "slopes")
+    return ActivationSpec(Activation.PRELU, array)
+
+
+def elu(alpha: float = 1.0) -> ActivationSpec:
+    """``x >= 0 ? x : alpha * (exp(x) - 1)``."""
+    return ActivationSpec(Activation.ELU, (_scalar(alpha, "alpha"),))
+
+
+def hswish(shift: float = 3.0, scale: float = 1.0 / 6.0) -> ActivationSpec:
+    """``Max(Min(x, shift) + shift, 0) * scale * x``."""
+    return ActivationSpec(Activation.HSWISH, (_scalar(shift, "shift"), _scalar(scale, "scale")))
+
+
+def mish(threshold: float = 20.0) -> ActivationSpec:
+    """``x > threshold ? x : x * tanh(log(1 + exp(x)))``."""
+    return ActivationSpec(Activation.MISH, (_scalar(threshold, "threshold"),))
+
+
+def hard_sigmoid(scale: float = 1.0 / 6.0, shift: float = 0.5) -> ActivationSpec:
+    """``Max(0, Min(x * scale + shift, 1))`` (C order of params: scale, then shift)."""
+    return ActivationSpec(Activation.HARD_SIGMOID, (_scalar(scale, "scale"), _scalar(shift, "shift")))
+
+
+def swish(slope: float = 1.0) -> ActivationSpec:
+    """``x / (1 + exp(-x * slope))``."""
+    return ActivationSpec(Activation.SWISH, (_scalar(slope, "slope"),))
+
+
+def gelu() -> ActivationSpec:
+    """``x * (erf(x / sqrt(2)) + 1) / 2`` (the exact Gelu, not the tanh approximation)."""
+    return ActivationSpec(Activation.GELU)
+
+
+_CONSTRUCTORS = {
+    Activation.IDENTITY: identity, Activation.RELU: relu, Activation.LEAKY_RELU: leaky_relu,
+    Activation.RESTRICT_RANGE: restrict_range, Activation.PRELU: prelu, Activation.ELU: elu,
+    Activation.HSWISH: hswish, Activation.MISH: mish, Activation.HARD_SIGMOID: hard_sigmoid,
+    Activation.SWISH: swish, Activation.GELU: gelu,
+}
+
+
+def _prelu_slopes(value: Any, name: str) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "fiu":
+            raise DTypeError(f"{name}: must be a real array, got dtype {value.dtype}")
+        array = value.astype(np.float32)  # always a private copy: the C side keeps a pointer to it
+    else:
+        try:
+            array = np.array(value, dtype=np.float32)
+        except (TypeError, ValueError) as error:
+            raise DTypeError(f"{name}: must be an array of real numbers ({error})") from None
+    if array.ndim != 1 or array.size == 0:
+        raise ArgumentError(f"{name}: must be a non-empty 1-D array of slopes, got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ArgumentError(f"{name}: must be finite, got {array[~np.isfinite(array)][0]!r}")
+    array.flags.writeable = False
+    return array
+
+
+def _from_params(kind: Activation, params: Any, argument: str) -> ActivationSpec:
+    """`kind` with `params` given as a sequence in C order (or None: the constructor defaults)."""
+    if kind == Activation.PRELU:
+        if params is None:
+            raise ArgumentError(f"params: {argument}='prelu' needs one slope per channel")
+        return ActivationSpec(kind, _prelu_slopes(params, "params"))
+    names = PARAMETER_NAMES[kind]
+    if params is None:
+        defaults = _DEFAULTS[kind]
+        if defaults is None:
+            raise ArgumentError(f"params: {argument}={kind.name.lower()!r} needs {', '.join(names)}")
+        return _CONSTRUCTORS[kind](*defaults)
+    if isinstance(params, np.ndarray):
+        if params.dtype.kind not in "fiu":
+            raise DTypeError(f"params: must be real numbers, got dtype {params.dtype}")
+        values = [float(v) for v in params.ravel()] if params.ndim <= 1 else None
+        if values is None:
+            raise ArgumentError(f"params: must be 1-D, got shape {params.shape}")
+    elif isinstance(params, (list, tuple)):
+        values = list(params)
+    elif isinstance(params, (int, float, np.integer, np.floating)) and not isinstance(params, bool):
+        values = [params]
+    else:
+        raise ArgumentError(f"params: must be a sequence of numbers, got {type(params).__name__}")
+    if len(values) != len(names):
+        wanted = f"{len(names)} ({', '.join(names)})" if names else "none"
+        raise ArgumentError(f"params: {argument}={kind.name.lower()!r} takes {wanted}, got {len(values)}")
+    if not names:
+        return _CONSTRUCTORS[kind]()
+    return _CONSTRUCTORS[kind](*values)
+
+
+def as_spec(activation: Any, params: Any = None, argument: str = "activation") -> ActivationSpec:
+    """An :class:`ActivationSpec` from a spec, a name, an int or an :class:`Activation` (with `params`)."""
+    if isinstance(activation, ActivationSpec):
+        if params is not None:
+            raise ArgumentError(f"params: must be None when {argument} is an ActivationSpec (it has its own)")
+        return activation
+    if activation is None:
+        activation = Activation.IDENTITY
+    kind = parse_enum(Activation, activation, argument)
+    return _from_params(Activation(kind), params, argument)
+
+
+def resolve(activation: Any, params: Any, channels: int, argument: str = "activation"
+            ) -> tuple[int, np.ndarray | None]:
+    """The C enum value and the float32 params array to pass (None: pass NULL) for `channels` output channels.
+
+    Raises :class:`ArgumentError` naming `argument` or ``params`` when the activation or its parameters break a
+    rule (unknown name, wrong count, NaN, prelu slopes not one per channel).
+    """
+    spec = as_spec(activation, params, argument)
+    if spec.kind == Activation.PRELU:
+        slopes = np.asarray(spec.params, np.float32)
+        if slopes.shape != (channels,):
+            raise ArgumentError(f"params: prelu needs one slope per output channel ({channels}), got {slopes.size}")
+        return int(spec.kind), slopes
+    if not spec.params:
+        return int(spec.kind), None
+    array = np.array(spec.params, np.float32)
+    array.flags.writeable = False
+    return int(spec.kind), array

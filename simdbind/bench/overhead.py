@@ -1,0 +1,124 @@
+"""Per-call overhead of the Pythonic layer: a tiny call through simdbind vs the raw cffi call to the same C
+function vs NumPy's ufunc on the same 16 floats.
+
+Implementations per library: the simdbind call (the row with the budget), ``raw cffi`` (the C function called
+with cdata built once: the floor), ``raw cffi from arrays`` (what calling cffi by hand costs with NumPy arrays:
+``ffi.from_buffer`` per array on each call). Budget from issue 8: simdbind <= 1.5 x raw cffi + 1 us.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+import simdbind
+from simdbind.bench._peers import torch_module
+from simdbind.errors import FunctionNotAvailableError
+
+SIZE = 16
+BUDGET = {"baseline": "raw cffi", "factor": 1.5, "plus_us": 1.0}
+
+
+def _require(library: Any, name: str) -> Any:
+    if not library.has(name):
+        raise FunctionNotAvailableError(f"{name} is not provided by the {library.kind} library {library.path}")
+    return library.function(name)
+
+
+def _eltwise_raw(x: np.ndarray, y: np.ndarray, ones: np.ndarray, o: np.ndarray
+                 ) -> Callable[[Any], Callable[[], Any]]:
+    def factory(library: Any) -> Callable[[], Any]:
+        fn = _require(library, "SimdSynetEltwiseLayerForward")
+        ffi = library.ffi
+        t = ffi.typeof("float[]")
+        keep = [ffi.from_buffer(t, x), ffi.from_buffer(t, y), ffi.from_buffer(t, ones), ffi.from_buffer(t, o, True)]
+        srcs = ffi.new("float *[]", keep[:2])  # does not own keep[:2]: the closure does
+        weight, dst = keep[2], keep[3]
+
+        def call() -> None:
+            fn(srcs, weight, 2, SIZE, 1, dst)
+
+        call.keep = keep  # type: ignore[attr-defined]
+        return call
+
+    return factory
+
+
+def _eltwise_raw_from_arrays(x: np.ndarray, y: np.ndarray, ones: np.ndarray, o: np.ndarray
+                             ) -> Callable[[Any], Callable[[], Any]]:
+    def factory(library: Any) -> Callable[[], Any]:
+        fn = _require(library, "SimdSynetEltwiseLayerForward")
+        ffi = library.ffi
+        t = ffi.typeof("float[]")
+        fb = ffi.from_buffer
+        weight = fb(t, ones)
+
+        def call() -> None:
+            fn([fb(t, x), fb(t, y)], weight, 2, x.size, 1, fb(t, o, True))
+
+        call.keep = weight  # type: ignore[attr-defined]
+        return call
+
+    return factory
+
+
+def _unary_raw(x: np.ndarray, o: np.ndarray) -> Callable[[Any], Callable[[], Any]]:
+    def factory(library: Any) -> Callable[[], Any]:
+        fn = _require(library, "SimdSynetUnaryOperation32f")
+        ffi = library.ffi
+        t = ffi.typeof("float[]")
+        keep = [ffi.from_buffer(t, x), ffi.from_buffer(t, o, True)]
+        src, dst = keep
+        op = int(simdbind.UnaryOperation.ABS)
+
+        def call() -> None:
+            fn(src, SIZE, op, dst)
+
+        call.keep = keep  # type: ignore[attr-defined]
+        return call
+
+    return factory
+
+
+def cases(quick: bool = False) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(8)
+    x, y = (rng.standard_normal(SIZE).astype(np.float32) for _ in range(2))
+    o = np.empty(SIZE, np.float32)
+    ones = np.ones(2, np.float32)
+    torch = torch_module()
+    eltwise_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.add(x, y, out=o)}
+    new_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.add(x, y)}
+    if torch is not None:
+        tx, ty, to = (torch.from_numpy(a) for a in (x, y, o))
+        eltwise_peers["torch"] = lambda: torch.add(tx, ty, out=to)
+        new_peers["torch"] = lambda: torch.add(tx, ty)
+    variants = {"raw cffi": _eltwise_raw(x, y, ones, o), "raw cffi from arrays": _eltwise_raw_from_arrays(x, y, ones, o)}
+    result = [
+        {"name": "overhead eltwise sum 16 out=", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
+         "simdbind": lambda library: (lambda: simdbind.eltwise([x, y], "sum", out=o, library=library)),
+         "variants": variants, "peers": eltwise_peers, "budget": BUDGET,
+         "note": "simdbind.eltwise([x, y], 'sum', out=o) on 16 floats; peers: np.add(x, y, out=o), torch.add"},
+        {"name": "overhead eltwise sum 16 new", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
+         "simdbind": lambda library: (lambda: simdbind.eltwise([x, y], "sum", library=library)),
+         "variants": variants, "peers": new_peers, "budget": BUDGET,
+         "note": "the same, allocating the result (np.add(x, y))"},
+    ]
+    if hasattr(simdbind, "unary"):  # lands with the elementwise family
+        unary = getattr(simdbind, "unary")
+        unary_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.abs(x, out=o)}
+        if torch is not None:
+            tx, to = torch.from_numpy(x), torch.from_numpy(o)
+            unary_peers["torch"] = lambda: torch.abs(tx, out=to)
+
+        def unary_call(library: Any) -> Callable[[], Any]:
+            _require(library, "SimdSynetUnaryOperation32f")
+            call = lambda: unary(x, "abs", out=o, library=library)  # noqa: E731
+            call()  # a signature mismatch shows here, as this case's error
+            return call
+
+        result.append(
+            {"name": "overhead unary abs 16 out=", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
+             "simdbind": unary_call, "variants": {"raw cffi": _unary_raw(x, o)}, "peers": unary_peers,
+             "budget": BUDGET, "note": "simdbind.unary(x, 'abs', out=o) on 16 floats"})
+    return result

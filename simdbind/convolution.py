@@ -1,0 +1,368 @@
+"""FP32 convolution: the ``SimdSynetConvolution32f*`` context as :class:`Convolution32f`, and :func:`conv2d`.
+
+Layouts (spec 3.10.2): ``"nchw"`` takes src ``[N][C][H][W]`` and weights OIHW ``[dstC][srcC/group][kY][kX]``;
+``"nhwc"`` takes src ``[N][H][W][C]`` and weights HWIO ``[kY][kX][srcC/group][dstC]`` (all output channels
+innermost, whatever the group). :func:`convert_weight` converts between the two.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+
+from simdbind._checks import input_array, output_array, size_arg
+from simdbind.activation import resolve
+from simdbind.errors import ArgumentError, ContextClosedError, DTypeError, SimdBindError
+from simdbind.library import Library, default_library
+
+__all__ = ["Convolution32f", "conv2d", "convert_weight"]
+
+_LAYOUTS = {"nchw": 0, "nhwc": 1}
+_WEIGHT_NAMES = {"nchw": "nchw", "oihw": "nchw", "nhwc": "nhwc", "hwio": "nhwc"}
+
+
+def _layout(value: Any, name: str = "layout") -> str:
+    if isinstance(value, str) and value.strip().lower() in _LAYOUTS:
+        return value.strip().lower()
+    raise ArgumentError(f"{name}: must be 'nchw' or 'nhwc', got {value!r}")
+
+
+def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
+    """An int (both axes) or a (y, x) pair of ints, each >= minimum."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ArgumentError(f"{name}: must be an int or a (y, x) pair, got {value!r}")
+        return (size_arg(value[0], f"{name}[0]", minimum=minimum), size_arg(value[1], f"{name}[1]", minimum=minimum))
+    number = size_arg(value, name, minimum=minimum)
+    return number, number
+
+
+def _pads(value: Any) -> tuple[int, int, int, int]:
+    """pad as (top, left, bottom, right), from an int, a (y, x) pair or the 4-tuple itself."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 2:
+            y, x = _pair(value, "pad", 0)
+            return y, x, y, x
+        if len(value) == 4:
+            return tuple(size_arg(v, f"pad[{i}]", minimum=0) for i, v in enumerate(value))  # type: ignore[return-value]
+        raise ArgumentError(f"pad: must be an int, a (y, x) pair or (top, left, bottom, right), got {value!r}")
+    number = size_arg(value, "pad", minimum=0)
+    return number, number, number, number
+
+
+def convert_weight(weight: Any, source: str, target: str) -> np.ndarray:
+    """Convolution weights converted between the layouts of the two tensor formats (spec 3.10.2).
+
+    ``source``/``target``: ``"nchw"`` (or ``"oihw"``): ``[dstC][srcC/group][kY][kX]``; ``"nhwc"`` (or ``"hwio"``):
+    ``[kY][kX][srcC/group][dstC]``. The group needs no special handling: in both layouts the input axis holds the
+    ``srcC/group`` channels of the output channel's group. Returns a new C-contiguous float32 array.
+    """
+    def name(value: Any, argument: str) -> str:
+        key = value.strip().lower() if isinstance(value, str) else None
+        if key not in _WEIGHT_NAMES:
+            raise ArgumentError(f"{argument}: must be 'nchw'/'oihw' or 'nhwc'/'hwio', got {value!r}")
+        return _WEIGHT_NAMES[key]
+
+    source, target = name(source, "source"), name(target, "target")
+    array = input_array(weight, "weight", np.float32)
+    if array.ndim != 4:
+        raise ArgumentError(f"weight: must have 4 dimensions, got shape {array.shape}")
+    if source == target:
+        return array.copy()
+    axes = (2, 3, 1, 0) if source == "nchw" else (3, 2, 0, 1)
+    return np.ascontiguousarray(array.transpose(axes))
+
+
+class Convolution32f:
+    """An FP32 convolution context (``SimdSynetConvolution32fInit`` ... ``Forward``), ready to run.
+
+    Parameters
+    ----------
+    src_shape
+        One image: ``(C, H, W)`` for ``"nchw"``, ``(H, W, C)`` for ``"nhwc"``; or with the batch first (then
+        ``batch`` must be left at 1 or agree).
+    out_channels
+        dstC.
+    kernel, stride, dilation
+        An int or a ``(y, x)`` pair, each >= 1.
+    pad
+        An int, a ``(y, x)`` pair, or ``(top, left, bottom, right)``. The output size is the floor-mode one,
+        ``(H + top + bottom - (dilation*(kernel-1) + 1)) // stride + 1``, and must be >= 1.
+    group
+        Divides both srcC and dstC. ``group == srcC == dstC`` is depthwise.
+    activation, params
+        An activation name, enum value or spec from :mod:`simdbind.activation`, with its parameters (Prelu: one
+        slope per output channel).
+    layout
+        ``"nchw"`` or ``"nhwc"``: the format of source, destination and weights.
+    batch
+        Images per :meth:`forward` call, >= 1.
+    weight
+        float32, OIHW ``(dstC, srcC/group, kY, kX)`` for ``"nchw"``, HWIO ``(kY, kX, srcC/group, dstC)`` for
+        ``"nhwc"`` (see :func:`convert_weight`).
+    bias
+        None or float32 ``(dstC,)``.
+    library
+        The Simd library (default: :func:`simdbind.default_library`).
+
+    The context keeps private read-only copies of weight, bias and params for its whole life, so later changes to
+    the caller's arrays never reach it. :meth:`forward` may be called from several threads at once: on the bundled
+    library every call gets its own scratch (the C context is then only read); on an external library the calls
+    are serialized by a lock, because upstream mutates the context during Forward (spec 6, item 9).
+    """
+
+    def __init__(self, src_shape: Sequence[int], out_channels: int, kernel: int | Sequence[int], *,
+                 stride: int | Sequence[int] = 1, dilation: int | Sequence[int] = 1,
+                 pad: int | Sequence[int] = 0, group: int = 1, activation: Any = "identity", params: Any = None,
+                 layout: str = "nchw", batch: int = 1, weight: Any, bias: Any = None,
+                 library: Library | None = None) -> None:
+        self._ctx = None
+        layout = _layout(layout)
+        batch = size_arg(batch, "batch", minimum=1)
+        if not isinstance(src_shape, (tuple, list)) or len(src_shape) not in (3, 4):
+            raise ArgumentError(f"src_shape: must be a 3-tuple ({'C, H, W' if layout == 'nchw' else 'H, W, C'}) "
+                                f"or a 4-tuple with the batch first, got {src_shape!r}")
+        dims = [size_arg(v, f"src_shape[{i}]", minimum=1) for i, v in enumerate(src_shape)]
+        if len(dims) == 4:
+            if batch not in (1, dims[0]):
+                raise ArgumentError(f"batch: must agree with src_shape[0] = {dims[0]}, got {batch}")
+            batch, dims = dims[0], dims[1:]
+        src_c, src_h, src_w = dims if layout == "nchw" else (dims[2], dims[0], dims[1])
+        dst_c = size_arg(out_channels, "out_channels", minimum=1)
+        k_y, k_x = _pair(kernel, "kernel", 1)
+        s_y, s_x = _pair(stride, "stride", 1)
+        d_y, d_x = _pair(dilation, "dilation", 1)
+        top, left, bottom, right = _pads(pad)
+        group = size_arg(group, "group", minimum=1)
+        if src_c % group:
+            raise ArgumentError(f"group: must divide the input channels {src_c}, got {group}")
+        if dst_c % group:
+            raise ArgumentError(f"group: must divide out_channels {dst_c}, got {group}")
+        dst_h = self._output_size("y", src_h, k_y, s_y, d_y, top, bottom)
+        dst_w = self._output_size("x", src_w, k_x, s_x, d_x, left, right)
+        act_value, act_params = resolve(activation, params, dst_c, argument="activation")
+
+        weight_shape = (dst_c, src_c // group, k_y, k_x) if layout == "nchw" else (k_y, k_x, src_c // group, dst_c)
+        weight_array = input_array(weight, "weight", np.float32)
+        if weight_array.shape != weight_shape:
+            expected = "OIHW (dstC, srcC/group, kY, kX)" if layout == "nchw" else "HWIO (kY, kX, srcC/group, dstC)"
+            raise ArgumentError(f"weight: must have shape {weight_shape}, {expected} for layout {layout!r}, "
+                                f"got {weight_array.shape}")
+        bias_array = None
+        if bias is not None:
+            bias_array = input_array(bias, "bias", np.float32)
+            if bias_array.shape != (dst_c,):
+                raise ArgumentError(f"bias: must have shape ({dst_c},) (one value per output channel), "
+                                    f"got {bias_array.shape}")
+
+        self.layout = layout
+        self.batch = batch
+        self.group = group
+        self.kernel, self.stride, self.dilation = (k_y, k_x), (s_y, s_x), (d_y, d_x)
+        self.pad = (top, left, bottom, right)
+        self.activation = act_value
+        self.src_shape = (src_c, src_h, src_w) if layout == "nchw" else (src_h, src_w, src_c)
+        self.dst_shape = (dst_c, dst_h, dst_w) if layout == "nchw" else (dst_h, dst_w, dst_c)
+        self.in_channels, self.out_channels = src_c, dst_c
+
+        self._library = library = library or default_library()
+        ffi = library.ffi
+        conv = ffi.new("SimdConvolutionParameters *")
+        fields = dict(srcC=src_c, srcH=src_h, srcW=src_w, srcT=0, srcF=_LAYOUTS[layout], dstC=dst_c, dstH=dst_h,
+                      dstW=dst_w, dstT=0, dstF=_LAYOUTS[layout], kernelY=k_y, kernelX=k_x, dilationY=d_y,
+                      dilationX=d_x, strideY=s_y, strideX=s_x, padY=top, padX=left, padH=bottom, padW=right,
+                      group=group, activation=act_value)
+        for key, value in fields.items():
+            setattr(conv, key, value)
+        ctx = library.function("SimdSynetConvolution32fInit")(batch, conv)
+        if ctx == ffi.NULL:
+            raise SimdBindError(
+                f"SimdSynetConvolution32fInit returned NULL for {self._describe()}: the library refused parameters "
+                "that pass every simdbind rule (floor-mode output size, srcF == dstF in nchw/nhwc, float32 "
+                "tensors, positive kernel/stride/dilation, group dividing the channels, activation in range)")
+        self._ctx = ffi.gc(ctx, library.function("SimdRelease"))
+        # Private read-only copies: the C side keeps pointers to them (spec 3.10.5).
+        self._weight = self._frozen(weight_array)
+        self._bias = None if bias_array is None else self._frozen(bias_array)
+        self._params = None if act_params is None else self._frozen(np.asarray(act_params, np.float32))
+        internal = ffi.new("SimdBool *")
+        library.function("SimdSynetConvolution32fSetParams")(
+            self._ctx, ffi.from_buffer("float[]", self._weight), internal,
+            ffi.NULL if self._bias is None else ffi.from_buffer("float[]", self._bias),
+            ffi.NULL if self._params is None else ffi.from_buffer("float[]", self._params))
+        self.internal = bool(internal[0])
+        self._external = int(library.function("SimdSynetConvolution32fExternalBufferSize")(self._ctx))
+        # Upstream contexts mutate themselves in Forward and Info; ours only when Forward gets no buffer, which
+        # forward() never lets happen (every call brings a scratch of its thread).
+        self._lock = threading.Lock() if library.kind != "bundled" else None
+        self._scratch = threading.local()
+
+    @staticmethod
+    def _frozen(array: np.ndarray) -> np.ndarray:
+        copy = np.array(array, dtype=np.float32, order="C", copy=True)
+        copy.flags.writeable = False
+        return copy
+
+    @staticmethod
+    def _output_size(axis: str, size: int, kernel: int, stride: int, dilation: int, begin: int, end: int) -> int:
+        span = dilation * (kernel - 1) + 1
+        if size + begin + end < span:
+            raise ArgumentError(
+                f"kernel: the dilated kernel spans {span} along {axis}, more than the padded input "
+                f"{size} + {begin} + {end} = {size + begin + end}: the output would be empty")
+        return (size + begin + end - span) // stride + 1
+
+    def _describe(self) -> str:
+        return (f"{self.layout} src {self.src_shape} batch {self.batch} -> {self.dst_shape}, kernel {self.kernel}, "
+                f"stride {self.stride}, dilation {self.dilation}, pad {self.pad}, group {self.group}")
+
+    def _context(self) -> Any:
+        if self._ctx is None:
+            raise ContextClosedError("Convolution32f: the context was closed")
+        return self._ctx
+
+    # -- properties --------------------------------------------------------------------------------------------
+    @property
+    def library(self) -> Library:
+        return self._library
+
+    @property
+    def info(self) -> str:
+        """The implementation's description of the algorithm it chose, e.g. ``"avx2::GemmNN"``."""
+        ctx = self._context()
+        with self._lock or _NO_LOCK:
+            return self._library.ffi.string(self._library.function("SimdSynetConvolution32fInfo")(ctx)).decode()
+
+    @property
+    def external_buffer_size(self) -> int:
+        """Floats of scratch one Forward needs (``buffer=`` must hold at least this many)."""
+        self._context()
+        return self._external
+
+    @property
+    def internal_buffer_size(self) -> int:
+        """Floats the C context holds itself (transformed weights, scratch it allocated)."""
+        ctx = self._context()
+        with self._lock or _NO_LOCK:
+            return int(self._library.function("SimdSynetConvolution32fInternalBufferSize")(ctx))
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        """Shape of :meth:`forward`'s result for a batched input."""
+        return (self.batch, *self.dst_shape)
+
+    # -- running -----------------------------------------------------------------------------------------------
+    def forward(self, x: Any, out: np.ndarray | None = None, buffer: np.ndarray | None = None) -> np.ndarray:
+        """Convolve a batch (``SimdSynetConvolution32fForward``).
+
+        Parameters
+        ----------
+        x
+            float32 ``(batch, *src_shape)``; a single image ``src_shape`` when ``batch == 1``.
+        out
+            Optional float32 output, ``(batch, *dst_shape)`` (or ``dst_shape`` for a single image); must not overlap
+            ``x`` or ``buffer``.
+        buffer
+            Optional scratch: a writeable C-contiguous float32 array of at least :attr:`external_buffer_size`
+            elements, overwritten. Without it each thread uses a scratch of its own.
+        """
+        ctx = self._context()
+        src = input_array(x, "x", np.float32)
+        full = (self.batch, *self.src_shape)
+        if src.shape == full:
+            out_shape = (self.batch, *self.dst_shape)
+        elif self.batch == 1 and src.shape == self.src_shape:
+            out_shape = self.dst_shape
+        else:
+            single = f" or {self.src_shape}" if self.batch == 1 else ""
+            raise ArgumentError(f"x: must have shape {full}{single} ({self.layout}), got {src.shape}")
+        scratch = None
+        if buffer is not None:
+            if not isinstance(buffer, np.ndarray):
+                raise ArgumentError(f"buffer: must be a numpy.ndarray, got {type(buffer).__name__}")
+            if buffer.dtype != np.float32:
+                raise DTypeError(f"buffer: must have dtype float32, got {buffer.dtype}")
+            if not buffer.flags.c_contiguous or not buffer.flags.writeable:
+                raise ArgumentError("buffer: must be C-contiguous and writeable")
+            if buffer.size < self._external:
+                raise ArgumentError(f"buffer: must hold at least {self._external} float32 elements "
+                                    f"(external_buffer_size), got {buffer.size}")
+            if np.may_share_memory(buffer, src):
+                raise ArgumentError("buffer: must not overlap x")
+            scratch = buffer
+        if out is None and self._library.kind != "bundled":
+            out = np.zeros(out_shape, np.float32)  # upstream's Base GEMM folds old dst contents in (spec 3.10.7)
+        out = output_array(out, "out", out_shape, np.float32, [src])
+        if scratch is not None and np.may_share_memory(scratch, out):
+            raise ArgumentError("buffer: must not overlap out")
+        if scratch is None:
+            scratch = self._thread_scratch()
+        ffi = self._library.ffi
+        run = self._library.function("SimdSynetConvolution32fForward")
+        with self._lock or _NO_LOCK:
+            run(ctx, ffi.from_buffer("float[]", src), ffi.from_buffer("float[]", scratch, require_writable=True),
+                ffi.from_buffer("float[]", out, require_writable=True))
+        return out
+
+    __call__ = forward
+
+    def _thread_scratch(self) -> np.ndarray:
+        scratch = getattr(self._scratch, "array", None)
+        if scratch is None:
+            scratch = self._scratch.array = np.zeros(max(self._external, 1), np.float32)
+        return scratch
+
+    # -- lifetime ----------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Release the C context now (also done when the object is collected). Later use raises."""
+        if self._ctx is not None:
+            ctx, self._ctx = self._ctx, None
+            self._library.ffi.release(ctx)
+
+    def __enter__(self) -> "Convolution32f":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._ctx is None else self.info
+        return f"<Convolution32f {self._describe()} [{state}]>"
+
+
+class _NullLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_LOCK = _NullLock()
+
+
+def conv2d(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] = 1,
+           dilation: int | Sequence[int] = 1, pad: int | Sequence[int] = 0, group: int = 1,
+           activation: Any = "identity", params: Any = None, layout: str = "nchw", out: np.ndarray | None = None,
+           library: Library | None = None) -> np.ndarray:
+    """One-shot convolution: builds a :class:`Convolution32f` from the shapes of ``x`` and ``weight``, runs it once.
+
+    ``x`` is ``(N, C, H, W)`` / ``(C, H, W)`` for ``"nchw"`` or ``(N, H, W, C)`` / ``(H, W, C)`` for ``"nhwc"``;
+    ``weight`` is OIHW for ``"nchw"``, HWIO for ``"nhwc"``; the kernel size and out_channels come from it.
+    """
+    layout = _layout(layout)
+    src = input_array(x, "x", np.float32)
+    if src.ndim not in (3, 4):
+        raise ArgumentError(f"x: must have 3 or 4 dimensions ({layout}), got shape {src.shape}")
+    w = input_array(weight, "weight", np.float32)
+    if w.ndim != 4:
+        raise ArgumentError(f"weight: must have 4 dimensions, got shape {w.shape}")
+    out_channels, kernel = (w.shape[0], w.shape[2:]) if layout == "nchw" else (w.shape[3], w.shape[:2])
+    if min(w.shape) < 1:
+        raise ArgumentError(f"weight: every dimension must be >= 1, got shape {w.shape}")
+    with Convolution32f(src.shape, out_channels, tuple(kernel), stride=stride, dilation=dilation, pad=pad,
+                        group=group, activation=activation, params=params, layout=layout, weight=w, bias=bias,
+                        library=library) as context:
+        return context.forward(src, out=out)

@@ -1,0 +1,231 @@
+"""GatherElements (ONNX semantics) through the ``SimdSynetGatherElements*`` context (spec 3.11).
+
+``out[..., j, ...] = data[..., indices[..., j, ...], ...]`` along `axis`, every other dimension equal between
+data and indices. The C side sees ``outer = data.shape[:axis]``, ``srcCount = data.shape[axis]``,
+``inner = prod(data.shape[axis + 1:])`` and ``idxCount = indices.shape[axis]``.
+
+Upstream reads out of bounds for indices outside ``[-srcCount, srcCount)`` and needs the index pointer on every
+Forward even after SetIndex; both are handled here: indices are range-checked before C runs, and a constant index
+is copied once (read-only), kept alive by the context and passed to every Forward.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+
+from simdbind._checks import output_array, size_arg
+from simdbind.enums import TensorData
+from simdbind.errors import ArgumentError, ContextClosedError, DTypeError, SimdBindError
+from simdbind.library import Library, default_library
+
+__all__ = ["GatherElements", "gather_elements"]
+
+_INDEX_TYPES = {np.dtype(np.int32): TensorData["32I"], np.dtype(np.int64): TensorData["64I"]}
+
+
+def _data_kind(dtype: Any, name: str) -> tuple[str, TensorData]:
+    """'float32' | 'uint8' | 'bf16' and its SimdTensorDataType, from a dtype (bf16: ml_dtypes.bfloat16 or uint16)."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        if isinstance(dtype, str) and dtype.lower() in ("bf16", "bfloat16"):
+            return "bf16", TensorData["16B"]
+        raise DTypeError(f"{name}: must be float32, uint8 or bf16 (ml_dtypes.bfloat16 or uint16), "
+                         f"got {dtype!r}") from None
+    if dtype == np.float32:
+        return "float32", TensorData["32F"]
+    if dtype == np.uint8:
+        return "uint8", TensorData["8U"]
+    if dtype == np.uint16 or (dtype.name == "bfloat16" and dtype.itemsize == 2):
+        return "bf16", TensorData["16B"]
+    raise DTypeError(f"{name}: must be float32, uint8 or bf16 (ml_dtypes.bfloat16 or uint16), got {dtype}")
+
+
+def _index_type(dtype: Any, name: str) -> np.dtype:
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise DTypeError(f"{name}: must be int32 or int64, got {dtype!r}") from None
+    if dtype not in _INDEX_TYPES:
+        raise DTypeError(f"{name}: must be int32 or int64, got {dtype}")
+    return dtype
+
+
+def _shape(value: Any, name: str) -> tuple[int, ...]:
+    if not isinstance(value, (tuple, list)):
+        raise ArgumentError(f"{name}: must be a tuple of ints, got {value!r}")
+    return tuple(size_arg(v, f"{name}[{i}]") for i, v in enumerate(value))
+
+
+class GatherElements:
+    """A GatherElements context for fixed dtypes and shapes (``SimdSynetGatherElementsInit``).
+
+    Parameters
+    ----------
+    data_dtype
+        float32, uint8, or bf16 (``ml_dtypes.bfloat16``, ``uint16`` or the string ``"bf16"``).
+    index_dtype
+        int32 or int64.
+    data_shape, index_shape
+        Shapes of data and indices; equal except along `axis` (rank >= 1).
+    axis
+        The gather axis (negative counts from the end).
+    index
+        Optional constant index of `index_shape`: validated, copied (read-only) and analysed once
+        (``SetIndex``); every call then uses it, and Forward still receives it (spec 3.11).
+    library
+        The Simd library (default: :func:`simdbind.default_library`).
+
+    Calls are serialised by a lock, so one context may be shared by threads. Use ``close()`` or ``with`` to
+    release the C context early; otherwise it is released when the object is collected.
+    """
+
+    def __init__(self, data_dtype: Any, index_dtype: Any, data_shape: Sequence[int], index_shape: Sequence[int],
+                 axis: int, *, index: Any = None, library: Library | None = None) -> None:
+        self._lock = threading.Lock()
+        self._context = None
+        self.data_kind, data_type = _data_kind(data_dtype, "data_dtype")
+        self.index_dtype = _index_type(index_dtype, "index_dtype")
+        self.data_shape = _shape(data_shape, "data_shape")
+        self.index_shape = _shape(index_shape, "index_shape")
+        rank = len(self.data_shape)
+        if rank < 1:
+            raise ArgumentError("data_shape: must have at least one dimension")
+        if len(self.index_shape) != rank:
+            raise ArgumentError(f"index_shape: must have the rank of data_shape ({rank}), got {self.index_shape}")
+        axis = size_arg(axis, "axis", minimum=-rank)
+        if axis >= rank:
+            raise ArgumentError(f"axis: must be in [{-rank}, {rank}), got {axis}")
+        self.axis = axis % rank
+        for d, (a, b) in enumerate(zip(self.data_shape, self.index_shape)):
+            if d != self.axis and a != b:
+                raise ArgumentError(f"index_shape: must equal data_shape {self.data_shape} except along axis "
+                                    f"{self.axis}, got {self.index_shape}")
+        self.outer = self.data_shape[:self.axis]
+        self.src_count = self.data_shape[self.axis]
+        self.inner = int(np.prod(self.data_shape[self.axis + 1:], dtype=np.int64))
+        self.idx_count = self.index_shape[self.axis]
+        self._index = None if index is None else self._checked_index(index, "index", copy=True)
+        self._library = library or default_library()
+        ffi = self._library.ffi
+        context = self._library.function("SimdSynetGatherElementsInit")(
+            int(data_type), int(_INDEX_TYPES[self.index_dtype]), self._index is not None, 1,
+            ffi.new("size_t[]", list(self.outer) or [1]), len(self.outer), self.src_count, self.inner,
+            self.idx_count)
+        if context == ffi.NULL:
+            raise SimdBindError(f"SimdSynetGatherElementsInit returned NULL for data {self.data_kind}, index "
+                                f"{self.index_dtype} (the library does not support this pair)")
+        self._context = ffi.gc(context, self._library.function("SimdRelease"))
+        if self._index is not None and self._index.size:
+            self._library.function("SimdSynetGatherElementsSetIndex")(
+                self._context, ffi.from_buffer("uint8_t[]", self._index))
+
+    # -- checks ----------------------------------------------------------------------------------------------
+    def _checked_index(self, value: Any, name: str, copy: bool = False) -> np.ndarray:
+        if not isinstance(value, np.ndarray):
+            value = np.asarray(value, self.index_dtype)
+        if value.dtype != self.index_dtype:
+            raise DTypeError(f"{name}: must have dtype {self.index_dtype}, got {value.dtype}")
+        if value.shape != self.index_shape:
+            raise ArgumentError(f"{name}: must have shape {self.index_shape}, got {value.shape}")
+        value = np.array(value, order="C", copy=True) if copy else np.ascontiguousarray(value)
+        if value.size:
+            low, high = int(value.min()), int(value.max())
+            if low < -self.src_count or high >= self.src_count:
+                bad = low if low < -self.src_count else high
+                raise ArgumentError(f"{name}: every index must be in [-{self.src_count}, {self.src_count}) "
+                                    f"(axis {self.axis} has {self.src_count} elements), got {bad}")
+        if copy:
+            value.flags.writeable = False
+        return value
+
+    def _checked_data(self, data: Any) -> np.ndarray:
+        if not isinstance(data, np.ndarray):
+            raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
+        kind, _ = _data_kind(data.dtype, "data")
+        if kind != self.data_kind:
+            raise DTypeError(f"data: must have a {self.data_kind} dtype, got {data.dtype}")
+        if data.shape != self.data_shape:
+            raise ArgumentError(f"data: must have shape {self.data_shape}, got {data.shape}")
+        return np.ascontiguousarray(data)
+
+    # -- use -------------------------------------------------------------------------------------------------
+    def forward(self, data: Any, indices: Any = None, *, out: np.ndarray | None = None) -> np.ndarray:
+        """Gather from `data`; `indices` is required unless the context has a constant index (then it must be
+        omitted). Returns `out` or a new array of ``index_shape`` with the dtype of `data`."""
+        data = self._checked_data(data)
+        if self._index is not None:
+            if indices is not None:
+                raise ArgumentError("indices: this context has a constant index; call it without indices")
+            index = self._index
+        elif indices is None:
+            raise ArgumentError("indices: required (the context was created without a constant index)")
+        else:
+            index = self._checked_index(indices, "indices")
+        if out is None:
+            out = np.zeros(self.index_shape, data.dtype)
+        else:
+            out = output_array(out, "out", self.index_shape, data.dtype, [data, index])
+        if out.size == 0:
+            return out
+        with self._lock:
+            if self._context is None:
+                raise ContextClosedError("GatherElements: the context is closed")
+            ffi = self._library.ffi
+            self._library.function("SimdSynetGatherElementsForward")(
+                self._context, ffi.from_buffer("uint8_t[]", data), ffi.from_buffer("uint8_t[]", index),
+                ffi.from_buffer("uint8_t[]", out, require_writable=True))
+        return out
+
+    __call__ = forward
+
+    @property
+    def internal_buffer_size(self) -> int:
+        """``SimdSynetGatherElementsInternalBufferSize`` in bytes (0 upstream and in the bundled library)."""
+        with self._lock:
+            if self._context is None:
+                raise ContextClosedError("GatherElements: the context is closed")
+            return int(self._library.function("SimdSynetGatherElementsInternalBufferSize")(self._context))
+
+    @property
+    def closed(self) -> bool:
+        return self._context is None
+
+    def close(self) -> None:
+        """Release the C context now (idempotent)."""
+        with self._lock:
+            if self._context is not None:
+                self._library.ffi.release(self._context)
+                self._context = None
+
+    def __enter__(self) -> GatherElements:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else "open"
+        return (f"GatherElements({self.data_kind}, {self.index_dtype}, data {self.data_shape}, index "
+                f"{self.index_shape}, axis={self.axis}, constant={self._index is not None}, {state})")
+
+
+def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray | None = None,
+                    library: Library | None = None) -> np.ndarray:
+    """ONNX GatherElements: ``out[i][j][k] = data[indices[i][j][k]][j][k]`` for ``axis=0`` and so on.
+
+    `data` is float32, uint8 or bf16 (``ml_dtypes.bfloat16`` or ``uint16``); `indices` int32 or int64 of the rank of
+    `data`, equal to it except along `axis`, each in ``[-n, n)`` for ``n = data.shape[axis]`` (negative counts
+    from the end). Returns an array of ``indices.shape`` with the dtype of `data`.
+    """
+    if not isinstance(data, np.ndarray):
+        raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
+    if not isinstance(indices, np.ndarray):
+        raise ArgumentError(f"indices: must be a numpy.ndarray, got {type(indices).__name__}")
+    if indices.dtype not in _INDEX_TYPES:
+        raise DTypeError(f"indices: must have dtype int32 or int64, got {indices.dtype}")
+    with GatherElements(data.dtype, indices.dtype, data.shape, indices.shape, axis, library=library) as context:
+        return context.forward(data, indices, out=out)

@@ -1,0 +1,325 @@
+"""Inner products: the FP32 context (``SimdSynetInnerProduct32f*``), the one-vector layer
+(``SimdSynetInnerProductLayerForward``) and the uint8 x int8 product (``SimdSynetInnerProduct8i``).
+
+Upstream facts the wrappers handle (spec 3.7-3.9):
+
+* The Init ``bias`` flag does nothing upstream; a bias is applied iff one is given. Here ``bias=None`` means no
+  bias, and the flag passed to C says the same.
+* ``internal`` (whether the library copied the weights) depends on the library, ISA and host. Whatever it says,
+  the context keeps its own read-only copies of weight, bias and params alive until it is closed.
+* Upstream's ``transB && M == 1 && Identity`` path reads the SetParams weight even when ``constB`` is false
+  (and crashes on NULL). :class:`InnerProduct32f` passes the current ``B`` to SetParams before each such Forward,
+  so the defect cannot be reached through it.
+* Upstream's Base GEMM reads C before writing it; outputs handed to external libraries are zeroed first.
+* Default upstream builds always saturate int8 pairs (``library.capabilities["int8_precise"]`` is False);
+  :func:`inner_product_8i` still returns exact results in precise mode there by splitting ``src`` into 4-bit halves
+  whose pair sums cannot saturate (two calls).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from simdbind._checks import input_array, output_array, size_arg
+from simdbind.activation import ActivationSpec, as_spec, resolve
+from simdbind.errors import ArgumentError, ContextClosedError
+from simdbind.library import Library, default_library
+
+__all__ = ["InnerProduct32f", "inner_product", "inner_product_8i", "COMPATIBILITY_8I"]
+
+#: SimdSynetCompatibility values of the 8i field by name (spec 2.7).
+COMPATIBILITY_8I = {"precise": 0, "overflow": 4, "narrowed": 8}
+
+
+def _private(array: np.ndarray) -> np.ndarray:
+    """A read-only private copy: later changes to the caller's array cannot reach the context."""
+    copy = np.array(array, dtype=array.dtype, order="C", copy=True)
+    copy.flags.writeable = False
+    return copy
+
+
+def _matrix(value: Any, name: str, shape: tuple[int, int], dtype: Any) -> np.ndarray:
+    array = input_array(value, name, dtype)
+    if array.shape != shape:
+        raise ArgumentError(f"{name}: must have shape {shape}, got {array.shape}")
+    return array
+
+
+class InnerProduct32f:
+    """``C = act(A @ B' + bias)`` with a C context (``SimdSynetInnerProduct32f*``, spec 3.8).
+
+    Parameters
+    ----------
+    M, N, K
+        ``A`` is (M, K), ``C`` is (M, N); ``B`` is (K, N), or (N, K) with ``trans_b`` (then ``B' = B.T``). All >= 1.
+    trans_b
+        B is stored as (N, K) (a weight matrix with one row per output).
+    const_b
+        B is the constant ``weight`` given here (the library may pack it); otherwise each :meth:`forward` takes B.
+    bias
+        None, or N float32 values added to each row of ``A @ B'``.
+    activation, params
+        An :class:`~simdbind.activation.ActivationSpec` (``simdbind.activation.leaky_relu(0.1)``), or a name with
+        its params in C order (``"restrict_range", params=[0, 6]``); prelu needs N slopes.
+    weight
+        B when ``const_b`` (required then, refused otherwise).
+    library
+        The Simd library (default: :func:`simdbind.default_library`).
+
+    The object is thread-safe (calls are serialised by a lock: upstream contexts are not reentrant) and releases
+    the C context on :meth:`close`, at the end of a ``with`` block, or when garbage collected.
+    """
+
+    def __init__(self, M: int, N: int, K: int, *, trans_b: bool = False, const_b: bool = True, bias: Any = None,
+                 activation: str | int | ActivationSpec = "identity", params: Any = None, weight: Any = None,
+                 library: Library | None = None) -> None:
+        self.M, self.N, self.K = (size_arg(M, "M", minimum=1), size_arg(N, "N", minimum=1),
+                                  size_arg(K, "K", minimum=1))
+        for flag, name in ((trans_b, "trans_b"), (const_b, "const_b")):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise ArgumentError(f"{name}: must be a bool, got {flag!r}")
+        self.trans_b, self.const_b = bool(trans_b), bool(const_b)
+        self.activation = as_spec(activation, params)
+        act_value, act_params = resolve(self.activation, None, self.N)
+        self._b_shape = (self.N, self.K) if self.trans_b else (self.K, self.N)
+        self._bias = None if bias is None else _private(self._vector(bias, "bias"))
+        self._params = act_params
+        if self.const_b:
+            if weight is None:
+                raise ArgumentError(f"weight: required when const_b=True (a {self._b_shape} float32 matrix)")
+            self._weight = _private(_matrix(weight, "weight", self._b_shape, np.float32))
+        else:
+            if weight is not None:
+                raise ArgumentError("weight: only with const_b=True; pass B to forward() instead")
+            self._weight = None
+        self.library = library or default_library()
+        ffi = self.library.ffi
+        self._ffi = ffi
+        # Spec 3.8.4: upstream's transB && M == 1 && Identity path reads SetParams' weight, even when !constB.
+        self._defect_route = self.trans_b and self.M == 1 and act_value == 0 and not self.const_b
+        self._lock = threading.Lock()
+        self._forward = self.library.function("SimdSynetInnerProduct32fForward")
+        self._set_params = self.library.function("SimdSynetInnerProduct32fSetParams")
+        init = self.library.function("SimdSynetInnerProduct32fInit")
+        release = self.library.function("SimdRelease")
+        self.isa = self.library.isa  # the bundled library fixes a context's ISA at Init; upstream picks its best
+        pointer = init(self.M, self.N, self.K, int(self.trans_b), int(self.const_b), int(self._bias is not None),
+                       act_value)
+        if pointer == ffi.NULL:
+            raise ArgumentError(f"{self.library.kind} library refused SimdSynetInnerProduct32fInit("
+                                f"{self.M}, {self.N}, {self.K}, ...)")
+        self._context = ffi.gc(pointer, release)
+        self._ptr_bias = ffi.NULL if self._bias is None else ffi.from_buffer("float[]", self._bias)
+        self._ptr_params = ffi.NULL if self._params is None else ffi.from_buffer("float[]", self._params)
+        self._current_b: np.ndarray | None = None
+        self._internal = False
+        self._apply_params(self._weight)
+        self.internal_buffer_size = int(self.library.function("SimdSynetInnerProduct32fInternalBufferSize")(
+            self._context))
+        self.external_buffer_size = int(self.library.function("SimdSynetInnerProduct32fExternalBufferSize")(
+            self._context))
+
+    # -- helpers ---------------------------------------------------------------------------------------------
+    def _vector(self, value: Any, name: str) -> np.ndarray:
+        array = input_array(value, name, np.float32)
+        if array.shape != (self.N,):
+            raise ArgumentError(f"{name}: must have shape ({self.N},) (one value per output column), got "
+                                f"{array.shape}")
+        return array
+
+    def _apply_params(self, weight: np.ndarray | None) -> None:
+        """SetParams with `weight` (kept alive by self._current_b while the context may read it)."""
+        ffi = self._ffi
+        internal = ffi.new("SimdBool *")
+        self._current_b = weight
+        w = ffi.NULL if weight is None else ffi.from_buffer("float[]", weight)
+        self._set_params(self._context, w, internal, self._ptr_bias, self._ptr_params)
+        self._internal = bool(internal[0])
+
+    def _live(self) -> Any:
+        if self._context is None:
+            raise ContextClosedError("InnerProduct32f: the context is closed")
+        return self._context
+
+    # -- public ----------------------------------------------------------------------------------------------
+    @property
+    def internal(self) -> bool:
+        """Whether the library copied (packed) the weights at SetParams (library-, ISA- and host-dependent)."""
+        return self._internal
+
+    @property
+    def weight(self) -> np.ndarray | None:
+        """The context's read-only copy of the constant B (None when const_b is False)."""
+        return self._weight
+
+    @property
+    def bias(self) -> np.ndarray | None:
+        return self._bias
+
+    @property
+    def closed(self) -> bool:
+        return self._context is None
+
+    def forward(self, A: Any, B: Any = None, out: np.ndarray | None = None) -> np.ndarray:
+        """``act(A @ B' + bias)`` as an (M, N) float32 array.
+
+        `A` is (M, K) float32. `B` is given iff ``const_b`` is False, with shape (K, N) or, with ``trans_b``,
+        (N, K). `out` (optional) must be a C-contiguous writeable (M, N) float32 array that overlaps no input.
+        """
+        a = _matrix(A, "A", (self.M, self.K), np.float32)
+        if self.const_b:
+            if B is not None:
+                raise ArgumentError("B: must be None, the context has a constant weight (const_b=True)")
+            b = None
+        else:
+            if B is None:
+                raise ArgumentError(f"B: required when const_b=False (a {self._b_shape} float32 matrix)")
+            b = _matrix(B, "B", self._b_shape, np.float32)
+        inputs = [a] if b is None else [a, b]
+        if out is None:
+            out = np.zeros((self.M, self.N), np.float32)
+        else:
+            out = output_array(out, "out", (self.M, self.N), np.float32, inputs)
+            if self.library.kind != "bundled":
+                out.fill(0.0)  # spec 3.8.4: upstream's Base GEMM reads C before writing it
+        ffi = self._ffi
+        with self._lock:
+            context = self._live()
+            if self._defect_route:
+                self._apply_params(b)  # spec 3.8.4: make Forward's B the one upstream will read
+            buf = ffi.NULL
+            if self.external_buffer_size:
+                scratch = np.zeros(self.external_buffer_size, np.float32)
+                buf = ffi.from_buffer("float[]", scratch)
+            self._forward(context, ffi.from_buffer("float[]", a), ffi.NULL if b is None else ffi.from_buffer(
+                "float[]", b), buf, ffi.from_buffer("float[]", out, require_writable=True))
+            if self._defect_route:
+                self._apply_params(None)
+        return out
+
+    __call__ = forward
+
+    def close(self) -> None:
+        """Release the C context now (idempotent). Later calls raise :class:`ContextClosedError`."""
+        with self._lock:
+            if self._context is not None:
+                self._ffi.release(self._context)
+                self._context = None
+
+    def __enter__(self) -> "InnerProduct32f":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"internal={self.internal}"
+        return (f"InnerProduct32f(M={self.M}, N={self.N}, K={self.K}, trans_b={self.trans_b}, "
+                f"const_b={self.const_b}, bias={self._bias is not None}, activation={self.activation!r}, {state})")
+
+
+def inner_product(x: Any, weight: Any, bias: Any = None, out: np.ndarray | None = None, *,
+                  library: Library | None = None) -> np.ndarray:
+    """``weight @ x + bias`` for one vector, or for each row of a batch (``SimdSynetInnerProductLayerForward``).
+
+    Parameters
+    ----------
+    x
+        float32 (size,) or (batch, size).
+    weight
+        float32 (count, size): one row per output.
+    bias
+        None or float32 (count,).
+    out
+        Optional float32 (count,) or (batch, count); must not overlap an input.
+    """
+    w = input_array(weight, "weight", np.float32)
+    if w.ndim != 2 or w.shape[0] < 1 or w.shape[1] < 1:
+        raise ArgumentError(f"weight: must be a non-empty (count, size) matrix, got shape {w.shape}")
+    count, size = w.shape
+    src = input_array(x, "x", np.float32)
+    if src.ndim not in (1, 2) or src.shape[-1] != size:
+        raise ArgumentError(f"x: must have shape ({size},) or (batch, {size}) to match weight {w.shape}, "
+                            f"got {src.shape}")
+    b = None
+    if bias is not None:
+        b = input_array(bias, "bias", np.float32)
+        if b.shape != (count,):
+            raise ArgumentError(f"bias: must have shape ({count},), got {b.shape}")
+    shape = (count,) if src.ndim == 1 else (src.shape[0], count)
+    inputs = [a for a in (src, w, b) if a is not None]
+    out = output_array(out, "out", shape, np.float32, inputs)
+    library = library or default_library()
+    ffi = library.ffi
+    fn = library.function("SimdSynetInnerProductLayerForward")
+    pw = ffi.from_buffer("float[]", w)
+    pb = ffi.NULL if b is None else ffi.from_buffer("float[]", b)
+    rows_in, rows_out = src.reshape(-1, size), out.reshape(-1, count)
+    for i in range(rows_in.shape[0]):
+        fn(ffi.from_buffer("float[]", rows_in[i]), pw, pb, count, size,
+           ffi.from_buffer("float[]", rows_out[i], require_writable=True))
+    return out
+
+
+def _compatibility(value: Any) -> int:
+    if isinstance(value, str) and value.strip().lower() in COMPATIBILITY_8I:
+        return COMPATIBILITY_8I[value.strip().lower()]
+    names = ", ".join(repr(n) for n in COMPATIBILITY_8I)
+    raise ArgumentError(f"compatibility: must be one of {names}, got {value!r}")
+
+
+def inner_product_8i(src_u8: Any, weight_i8: Any, compatibility: str = "precise", out: np.ndarray | None = None, *,
+                     emulate_precise: bool = True, library: Library | None = None) -> np.ndarray:
+    """``src @ weight.T`` with uint8 x int8 -> int32 (``SimdSynetInnerProduct8i``, spec 3.9).
+
+    Parameters
+    ----------
+    src_u8
+        uint8 (K,) or (M, K).
+    weight_i8
+        int8 (N, K): one row per output.
+    compatibility
+        ``"precise"``: every product summed exactly (int32 wraps past 2**31, as in C). ``"overflow"`` and
+        ``"narrowed"``: the products of each pair (2m, 2m+1) along K are summed and clamped to int16 first (SSSE3
+        pmaddubsw semantics); with ``"narrowed"`` data (src <= 180, |weight| <= 90) the clamp never triggers.
+    out
+        Optional int32 (N,) or (M, N).
+    emulate_precise
+        On a library that always saturates (``library.capabilities["int8_precise"]`` is False, upstream's default
+        build) compute precise mode exactly anyway, with two calls on the 4-bit halves of src. False passes the
+        request straight to the library (what the conformance suite checks).
+    """
+    w = input_array(weight_i8, "weight_i8", np.int8)
+    if w.ndim != 2 or w.shape[0] < 1 or w.shape[1] < 1:
+        raise ArgumentError(f"weight_i8: must be a non-empty (N, K) int8 matrix, got shape {w.shape}")
+    N, K = w.shape
+    src = input_array(src_u8, "src_u8", np.uint8)
+    if src.ndim not in (1, 2) or src.shape[-1] != K or (src.ndim == 2 and src.shape[0] < 1):
+        raise ArgumentError(f"src_u8: must have shape ({K},) or (M, {K}) to match weight_i8 {w.shape}, "
+                            f"got {src.shape}")
+    compat = _compatibility(compatibility)
+    if not isinstance(emulate_precise, (bool, np.bool_)):
+        raise ArgumentError(f"emulate_precise: must be a bool, got {emulate_precise!r}")
+    M = 1 if src.ndim == 1 else src.shape[0]
+    shape = (N,) if src.ndim == 1 else (M, N)
+    out = output_array(out, "out", shape, np.int32, [src, w])
+    library = library or default_library()
+    ffi = library.ffi
+    fn = library.function("SimdSynetInnerProduct8i")
+    pw = ffi.from_buffer("int8_t[]", w)
+    dst = ffi.from_buffer("int32_t[]", out, require_writable=True)
+    if compat == 0 and emulate_precise and library.capabilities.get("int8_precise") is False:
+        # |pair| <= 2 * 15 * 128 < 32768 for 4-bit halves: the saturating kernel is exact on them.
+        low, high = src & np.uint8(15), src >> np.uint8(4)
+        part = np.empty(shape, np.int32)
+        fn(M, N, K, ffi.from_buffer("uint8_t[]", high), pw, dst, compat)
+        fn(M, N, K, ffi.from_buffer("uint8_t[]", low), pw, ffi.from_buffer("int32_t[]", part), compat)
+        with np.errstate(over="ignore"):
+            out *= np.int32(16)
+            out += part
+        return out
+    fn(M, N, K, ffi.from_buffer("uint8_t[]", src), pw, dst, compat)
+    return out

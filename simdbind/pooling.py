@@ -1,0 +1,348 @@
+"""Pooling: average and max over 2D windows (max also over channels), NCHW or NHWC, with batch and begin/end pads.
+
+``pooling_average`` calls ``SimdSynetPoolingAverage``; ``pooling_max`` calls ``SimdSynetPoolingMax32f`` (float32,
+2D or 3D), ``SimdSynetPoolingMax16b`` (bf16) or ``SimdSynetPoolingMax8u`` (uint8) by the input's dtype.
+
+The C functions take one image, the begin pads and the output size; the end pads act only through the output
+size (spec 3.12). These wrappers loop over the batch, compute the output size from the pads and the floor/ceil
+rule, and refuse arguments that upstream mishandles (``pad >= kernel`` wraps the window, spec 3.12.1).
+
+On an external (upstream) library, ``SimdSynetPoolingMax32f`` has three defects (spec 3.12.3): small-channel NHWC
+writes nothing (SSE4.1/AVX2), the AVX-512 NHWC 2x2/s1 "Solid2x2" kernel leaves row tails unwritten, and the NCHW
+3x3/s1, 2x2/s2 and 3x3/s2 special kernels ignore the pads and the output size (wrong values, or writes past the end
+of ``dst``). Calls that could reach them are routed around: NHWC channels are padded with zeros to a safe count
+(pooling is per channel, so the extra channels are sliced off unchanged), and NCHW calls are computed in NHWC
+(same scan order per channel, so the same bits). The bundled library has none of these defects and is called
+directly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simdbind._checks import output_array, size_arg
+from simdbind.enums import TensorFormat, parse_enum
+from simdbind.errors import ArgumentError, DTypeError
+from simdbind.library import Library, default_library
+
+__all__ = ["pooling_average", "pooling_max", "pooling_output_size"]
+
+_NCHW, _NHWC = int(TensorFormat.NCHW), int(TensorFormat.NHWC)
+
+
+# -- geometry ----------------------------------------------------------------------------------------------------
+def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
+    """An int, or a (y, x) pair of ints, each >= minimum."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ArgumentError(f"{name}: must be an int or a (y, x) pair, got {value!r}")
+        return (size_arg(value[0], f"{name}[0]", minimum=minimum), size_arg(value[1], f"{name}[1]", minimum=minimum))
+    number = size_arg(value, name, minimum=minimum)
+    return number, number
+
+
+def _begin_end(value: Any, name: str) -> tuple[int, int]:
+    """An int (both sides) or a (begin, end) pair of ints >= 0."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ArgumentError(f"{name}: must be an int or a (begin, end) pair, got {value!r}")
+        return (size_arg(value[0], f"{name}[0]"), size_arg(value[1], f"{name}[1]"))
+    number = size_arg(value, name)
+    return number, number
+
+
+def _pads(value: Any, name: str = "pad") -> tuple[tuple[int, int], tuple[int, int]]:
+    """((top, bottom), (left, right)) from: p; (py, px); ((top, bottom), (left, right)); or the ONNX order
+    (top, left, bottom, right)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 4 and not any(isinstance(v, (tuple, list)) for v in value):
+            top, left, bottom, right = (size_arg(v, f"{name}[{i}]") for i, v in enumerate(value))
+            return (top, bottom), (left, right)
+        if len(value) == 2:
+            return _begin_end(value[0], f"{name}[0]"), _begin_end(value[1], f"{name}[1]")
+        raise ArgumentError(f"{name}: must be an int, (y, x), ((top, bottom), (left, right)) or "
+                            f"(top, left, bottom, right), got {value!r}")
+    number = size_arg(value, name)
+    return (number, number), (number, number)
+
+
+def pooling_output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int,
+                        ceil_mode: bool = False) -> int:
+    """Output length of one axis: ``floor_or_ceil((size + pad_begin + pad_end - kernel) / stride) + 1``.
+
+    In ceil mode a last window that would start past the input and the begin pad (entirely in the end pad) is
+    dropped, as PyTorch and ONNX do, so that no window is empty. May return 0 or less when the padded input is
+    shorter than the kernel (the wrappers refuse that).
+    """
+    span = size + pad_begin + pad_end - kernel
+    if span < 0:
+        return 0
+    if not ceil_mode:
+        return span // stride + 1
+    count = -(-span // stride) + 1
+    if (count - 1) * stride >= size + pad_begin:
+        count -= 1
+    return count
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """One pooled axis: kernel, stride, begin/end pads, input and output length."""
+    kernel: int
+    stride: int
+    pad: int
+    pad_end: int
+    size: int
+    out: int
+
+
+def _axis(axis: str, size: int, kernel: int, stride: int, pads: tuple[int, int], ceil_mode: bool,
+          pad_name: str) -> _Axis:
+    for side, pad in zip(("begin", "end"), pads):
+        if pad >= kernel:
+            raise ArgumentError(
+                f"{pad_name}: the {axis} {side} pad must be < the kernel ({kernel}), got {pad} (upstream wraps "
+                "windows that lie entirely in the padding to the whole axis, spec 3.12.1)")
+    out = pooling_output_size(size, kernel, stride, pads[0], pads[1], ceil_mode)
+    if out < 1:
+        raise ArgumentError(f"output size: the {axis} axis gives {out} outputs (input {size} + pads {pads[0]}+"
+                            f"{pads[1]} is shorter than the kernel {kernel}); must be >= 1")
+    return _Axis(kernel, stride, pads[0], pads[1], size, out)
+
+
+# -- arrays ------------------------------------------------------------------------------------------------------
+def _layout(layout: Any) -> int:
+    return int(parse_enum(TensorFormat, layout, "layout"))
+
+
+def _image_dims(x: np.ndarray, fmt: int) -> tuple[int, int, int, int]:
+    """(N, C, H, W) of a 3-D or 4-D input in `fmt`."""
+    if x.ndim not in (3, 4):
+        names = "(C, H, W) or (N, C, H, W)" if fmt == _NCHW else "(H, W, C) or (N, H, W, C)"
+        raise ArgumentError(f"x: must be 3-D or 4-D, {names}, got shape {x.shape}")
+    shape = x.shape if x.ndim == 4 else (1,) + x.shape
+    n, c, h, w = shape if fmt == _NCHW else (shape[0], shape[3], shape[1], shape[2])
+    if h < 1 or w < 1:
+        raise ArgumentError(f"x: height and width must be >= 1, got {h}x{w}")
+    return n, c, h, w
+
+
+def _out_shape(x: np.ndarray, fmt: int, c: int, h: int, w: int) -> tuple[int, ...]:
+    image = (c, h, w) if fmt == _NCHW else (h, w, c)
+    return image if x.ndim == 3 else (x.shape[0],) + image
+
+
+def _contiguous(x: Any) -> np.ndarray:
+    if not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    return x
+
+
+def _is_bf16(dtype: np.dtype) -> bool:
+    return dtype.name == "bfloat16" and dtype.itemsize == 2
+
+
+def _new_or_checked_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarray) -> np.ndarray:
+    if out is None:
+        return np.zeros(shape, dtype)  # never np.empty: an external library may leave elements unwritten
+    return output_array(out, "out", shape, dtype, [x])
+
+
+# -- public functions --------------------------------------------------------------------------------------------
+def pooling_average(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, exclude_pad: bool = True,
+                    layout: str | TensorFormat = "nchw", ceil_mode: bool = False, out: np.ndarray | None = None,
+                    library: Library | None = None) -> np.ndarray:
+    """2D average pooling of a float32 tensor (``SimdSynetPoolingAverage``).
+
+    Parameters
+    ----------
+    x
+        float32, ``(C, H, W)`` or ``(N, C, H, W)`` for ``layout="nchw"``; ``(H, W, C)`` or ``(N, H, W, C)`` for
+        ``"nhwc"``.
+    kernel, stride
+        An int or a ``(y, x)`` pair, each >= 1.
+    pad
+        An int, ``(py, px)``, ``((top, bottom), (left, right))`` or ONNX-ordered ``(top, left, bottom, right)``;
+        every pad must be < the kernel along its axis.
+    exclude_pad
+        Divide by the number of input elements in the (clipped) window; otherwise by ``kernel_y * kernel_x``.
+    ceil_mode
+        Round the output size up (a last window starting in the end pad is dropped).
+    out
+        Optional float32 output of the result's shape (contiguous, not overlapping `x`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``sum(window) / divisor`` per channel and output position, summed in float32 in row-major window order.
+    """
+    fmt = _layout(layout)
+    x = _contiguous(x)
+    if x.dtype != np.float32:
+        raise DTypeError(f"x: must have dtype float32, got {x.dtype}")
+    if not isinstance(exclude_pad, (bool, np.bool_)):
+        raise ArgumentError(f"exclude_pad: must be a bool, got {exclude_pad!r}")
+    n, c, h, w = _image_dims(x, fmt)
+    ay, ax = _geometry(h, w, kernel, stride, pad, ceil_mode)
+    result = _new_or_checked_out(out, _out_shape(x, fmt, c, ay.out, ax.out), np.dtype(np.float32), x)
+    if result.size == 0:
+        return result
+    library = library or default_library()
+    ffi = library.ffi
+    function = library.function("SimdSynetPoolingAverage")
+    src, dst = ffi.from_buffer("float[]", x), ffi.from_buffer("float[]", result, require_writable=True)
+    in_step, out_step = c * h * w, c * ay.out * ax.out
+    for i in range(n):
+        function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
+                 dst + i * out_step, ay.out, ax.out, bool(exclude_pad), fmt)
+    return result
+
+
+def pooling_max(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, layout: str | TensorFormat = "nchw",
+                ceil_mode: bool = False, kernel_c: int = 1, stride_c: int = 1, pad_c: Any = 0,
+                out: np.ndarray | None = None, library: Library | None = None) -> np.ndarray:
+    """Max pooling; the C function follows the dtype of `x`.
+
+    * float32: ``SimdSynetPoolingMax32f``. With ``kernel_c``, ``stride_c``, ``pad_c`` (int or (begin, end)) other
+      than 1, 1, 0 it also pools across channels (3D), the channel axis following the same size rule.
+    * bf16 (``ml_dtypes.bfloat16``, or raw ``uint16`` bit patterns): ``SimdSynetPoolingMax16b``; the result has
+      the dtype of `x`.
+    * uint8: ``SimdSynetPoolingMax8u``.
+
+    Parameters are those of :func:`pooling_average`. The maximum is the fold ``m = m > v ? m : v`` over the window
+    in row-major order (per channel), starting from ``-FLT_MAX`` (float32, bf16) or 0 (uint8): a NaN survives only
+    as the last element of its window, and an all ``-inf`` window gives ``-FLT_MAX`` (bf16: ``-inf``, 0xFF80).
+    """
+    fmt = _layout(layout)
+    x = _contiguous(x)
+    dtype = x.dtype
+    if dtype == np.float32:
+        kind = "32f"
+    elif dtype == np.uint16 or _is_bf16(dtype):
+        kind = "16b"
+    elif dtype == np.uint8:
+        kind = "8u"
+    else:
+        raise DTypeError(f"x: must have dtype float32, bfloat16 (or uint16 bf16 bits) or uint8, got {dtype}")
+    n, c, h, w = _image_dims(x, fmt)
+    ay, ax = _geometry(h, w, kernel, stride, pad, ceil_mode)
+    kc = size_arg(kernel_c, "kernel_c", minimum=1)
+    sc = size_arg(stride_c, "stride_c", minimum=1)
+    pcs = _begin_end(pad_c, "pad_c")
+    three_d = (kc, sc, pcs) != (1, 1, (0, 0))
+    if three_d:
+        if kind != "32f":
+            raise ArgumentError(f"kernel_c/stride_c/pad_c: channel pooling is only available for float32, "
+                                f"not {dtype}")
+        if c < 1:
+            raise ArgumentError("x: channel pooling needs at least 1 channel, got 0")
+        ac = _axis("channel", c, kc, sc, pcs, ceil_mode, "pad_c")
+    else:
+        ac = _Axis(1, 1, 0, 0, c, c)
+    result = _new_or_checked_out(out, _out_shape(x, fmt, ac.out, ay.out, ax.out), dtype, x)
+    if result.size == 0:
+        return result
+    library = library or default_library()
+    if kind == "32f":
+        _max32f(library, x, result, n, ac, ay, ax, fmt)
+        return result
+    ffi = library.ffi
+    ctype = "uint16_t[]" if kind == "16b" else "uint8_t[]"
+    view = (lambda a: a.view(np.uint16)) if kind == "16b" else (lambda a: a)
+    function = library.function("SimdSynetPoolingMax16b" if kind == "16b" else "SimdSynetPoolingMax8u")
+    src, dst = ffi.from_buffer(ctype, view(x)), ffi.from_buffer(ctype, view(result), require_writable=True)
+    in_step, out_step = c * h * w, c * ay.out * ax.out
+    for i in range(n):
+        function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
+                 dst + i * out_step, ay.out, ax.out, fmt)
+    return result
+
+
+def _geometry(h: int, w: int, kernel: Any, stride: Any, pad: Any, ceil_mode: Any) -> tuple[_Axis, _Axis]:
+    if not isinstance(ceil_mode, (bool, np.bool_)):
+        raise ArgumentError(f"ceil_mode: must be a bool, got {ceil_mode!r}")
+    ky, kx = _pair(kernel, "kernel", 1)
+    sy, sx = _pair(stride, "stride", 1)
+    pad_y, pad_x = _pads(pad)
+    return (_axis("y", h, ky, sy, pad_y, bool(ceil_mode), "pad"),
+            _axis("x", w, kx, sx, pad_x, bool(ceil_mode), "pad"))
+
+
+# -- Max32f and the upstream defects -------------------------------------------------------------------------------
+def _call_max32f(library: Library, src: Any, c: int, ac: _Axis, ay: _Axis, ax: _Axis, dst: Any, fmt: int) -> None:
+    library.function("SimdSynetPoolingMax32f")(
+        src, ac.size, ay.size, ax.size, ac.kernel, ay.kernel, ax.kernel, ac.stride, ay.stride, ax.stride,
+        ac.pad, ay.pad, ax.pad, dst, ac.out, ay.out, ax.out, fmt)
+
+
+def upstream_max32f_route(c: int, ac: _Axis, ay: _Axis, ax: _Axis, fmt: int) -> tuple[str, int]:
+    """How a Max32f call on an upstream build avoids the defects of spec 3.12.3.
+
+    Returns ``("direct", c)``, ``("pad_channels", padded_c)`` (NHWC: zero-pad channels to `padded_c`) or
+    ``("via_nhwc", 0)`` (NCHW: transpose, pool in NHWC, transpose back). Only the 2D path has these defects.
+    The SIMD width F of the upstream build is assumed to be the smallest (4) or largest (16) that makes a
+    condition true, so the route is safe whatever ISA upstream dispatches to.
+    """
+    two_d = ac.kernel == 1 and ac.stride == 1 and ac.pad == 0 and ac.out == ac.size
+    if not two_d:
+        return "direct", c
+    k, s, p = (ay.kernel, ax.kernel), (ay.stride, ax.stride), (ay.pad, ax.pad)
+    if fmt == _NHWC:
+        padded = c
+        if c < 8:  # defect 1: SSE4.1 (F=4) and AVX2 (F=8) write nothing for srcC < F
+            padded = 16
+        if k == (2, 2) and s == (1, 1) and p == (0, 0) and ay.out == ay.size - 1 and ax.out == ax.size - 1 \
+                and (padded * ax.out) % 16:
+            # defect 2: the AVX-512 Solid2x2 kernel skips the last (srcC*dstW % 16) outputs of each row
+            step = 16 // math.gcd(ax.out, 16)
+            padded = -(-padded // step) * step
+        return ("pad_channels", padded) if padded != c else ("direct", c)
+    # defect 3: NCHW special kernels (taken when dstW >= F or > F; F >= 4 in every SIMD build)
+    if ax.out < 4:
+        return "direct", c
+    if k == (3, 3) and s == (1, 1) and ay.out == ay.size and ax.out == ax.size:
+        if p != (1, 1) or ay.size < 2:  # the kernel assumes pad 1 and at least two rows
+            return "via_nhwc", 0
+    elif k in ((2, 2), (3, 3)) and s == (2, 2) and p == (0, 0):
+        kk = k[0]
+        assumed = [-(-(size - kk) // 2) + 1 if size >= kk else None for size in (ay.size, ax.size)]
+        if assumed != [ay.out, ax.out]:  # the kernel writes its own (ceil-mode) geometry
+            return "via_nhwc", 0
+    return "direct", c
+
+
+def _max32f(library: Library, x: np.ndarray, result: np.ndarray, n: int, ac: _Axis, ay: _Axis, ax: _Axis,
+            fmt: int) -> None:
+    ffi = library.ffi
+    c = ac.size
+    route, padded = ("direct", c) if library.kind == "bundled" else upstream_max32f_route(c, ac, ay, ax, fmt)
+    if route == "direct":
+        src, dst = ffi.from_buffer("float[]", x), ffi.from_buffer("float[]", result, require_writable=True)
+        in_step, out_step = c * ay.size * ax.size, ac.out * ay.out * ax.out
+        for i in range(n):
+            _call_max32f(library, src + i * in_step, c, ac, ay, ax, dst + i * out_step, fmt)
+        return
+    batch_in = x.reshape((n,) + x.shape[-3:])
+    batch_out = result.reshape((n,) + result.shape[-3:])
+    if route == "via_nhwc":
+        nhwc = np.ascontiguousarray(batch_in.transpose(0, 2, 3, 1))
+        pooled = np.zeros((n, ay.out, ax.out, c), np.float32)
+        _max32f(library, nhwc, pooled, n, ac, ay, ax, _NHWC)
+        batch_out[...] = pooled.transpose(0, 3, 1, 2)
+        return
+    # pad_channels (NHWC, 2D): extra zero channels are pooled independently and sliced off.
+    wide = np.zeros((n, ay.size, ax.size, padded), np.float32)
+    wide[..., :c] = batch_in
+    pooled = np.zeros((n, ay.out, ax.out, padded), np.float32)
+    wide_c = _Axis(1, 1, 0, 0, padded, padded)
+    src, dst = ffi.from_buffer("float[]", wide), ffi.from_buffer("float[]", pooled, require_writable=True)
+    in_step, out_step = padded * ay.size * ax.size, padded * ay.out * ax.out
+    for i in range(n):
+        _call_max32f(library, src + i * in_step, padded, wide_c, ay, ax, dst + i * out_step, _NHWC)
+    batch_out[...] = pooled[..., :c]

@@ -1,0 +1,321 @@
+"""simdbind.pooling_average / pooling_max: values on hand-checked inputs, every argument rule, the upstream-defect
+routes, and a hypothesis sweep against the reference."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import simdbind
+from conformance.reference import pooling as reference
+from simdbind import ArgumentError, DTypeError
+from simdbind.pooling import _Axis, upstream_max32f_route
+
+FLT_MAX = np.finfo(np.float32).max
+
+
+@pytest.fixture(params=["api", "abi"])
+def library(request, bundled):
+    return bundled if request.param == "api" else simdbind.load(simdbind.bundled_path())
+
+
+@pytest.fixture
+def as_external(bundled):
+    """The bundled library presented as an upstream build, so the Max32f defect routes run (on correct code)."""
+    return dataclasses.replace(simdbind.load(simdbind.bundled_path()), kind="external")
+
+
+def f32(values):
+    return np.array(values, np.float32)
+
+
+# -- values ------------------------------------------------------------------------------------------------------
+def test_average_hand_checked(library):
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 4)
+    np.testing.assert_array_equal(simdbind.pooling_average(x, 2, 2, library=library), f32([[[2.5, 4.5], [10.5, 12.5]]]))
+    # pad 1, 2x2 stride 2: corner windows hold one element; exclude_pad divides by 1, else by 4.
+    out = simdbind.pooling_average(x, 2, 2, 1, library=library)
+    assert out.shape == (1, 3, 3)
+    assert out[0, 0, 0] == 0 and out[0, 2, 2] == 15 and out[0, 0, 1] == 1.5
+    out = simdbind.pooling_average(x, 2, 2, 1, exclude_pad=False, library=library)
+    assert out[0, 0, 0] == 0 and out[0, 2, 2] == 15 / 4 and out[0, 0, 1] == 3 / 4
+
+
+def test_max_hand_checked_both_layouts_and_batch(library):
+    x = np.array([[[1, 5, 2], [0, 3, 9], [4, 4, 4]], [[-1, -2, -3], [-4, -5, -6], [-7, -8, -9]]], np.float32)
+    expected = f32([[[5, 9], [4, 9]], [[-1, -2], [-4, -5]]])
+    np.testing.assert_array_equal(simdbind.pooling_max(x, 2, library=library), expected)
+    nhwc = simdbind.pooling_max(np.ascontiguousarray(x.transpose(1, 2, 0)), 2, layout="nhwc", library=library)
+    np.testing.assert_array_equal(nhwc, expected.transpose(1, 2, 0))
+    batch = simdbind.pooling_max(np.stack([x, x + 10]), (2, 2), library=library)
+    np.testing.assert_array_equal(batch, np.stack([expected, expected + 10]))
+
+
+def test_max_nan_survives_only_as_the_last_element_of_the_window(library):
+    nan = np.nan
+    # Spec 3.12.3: [NaN, 1, 2, NaN] -> NaN; [NaN, 1, 2, 0.5] -> 2 (row-major 2x2 windows).
+    x = f32([[[nan, 1, nan, 1], [2, nan, 2, 0.5]]])
+    out = simdbind.pooling_max(x, 2, 2, library=library)
+    assert np.isnan(out[0, 0, 0]) and out[0, 0, 1] == 2
+
+
+def test_max_floor_is_minus_flt_max_and_bf16_rounds_it_to_minus_inf(library):
+    x = np.full((2, 3, 3), -np.inf, np.float32)
+    np.testing.assert_array_equal(simdbind.pooling_max(x, 3, library=library), np.full((2, 1, 1), -FLT_MAX))
+    bits = np.full((2, 3, 3), 0xFF80, np.uint16)  # bf16 -inf
+    out = simdbind.pooling_max(bits, 3, library=library)
+    assert out.dtype == np.uint16 and (out == 0xFF80).all()
+
+
+def test_bf16_dtype_is_kept_and_values_are_exact(library):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = np.array([[[0.5, -1.25], [3.0, 2.0]]], ml_dtypes.bfloat16)
+    out = simdbind.pooling_max(x, 2, library=library)
+    assert out.dtype == ml_dtypes.bfloat16 and float(out[0, 0, 0]) == 3.0
+
+
+def test_uint8_starts_from_zero(library):
+    x = np.array([[[0, 7], [255, 3]]], np.uint8)
+    out = simdbind.pooling_max(x, 2, 1, 1, library=library)
+    np.testing.assert_array_equal(out, np.array([[[0, 7, 7], [255, 255, 7], [255, 255, 3]]], np.uint8))
+
+
+def test_channel_pooling_3d(library):
+    x = np.arange(4 * 2 * 2, dtype=np.float32).reshape(4, 2, 2)
+    out = simdbind.pooling_max(x, 1, kernel_c=2, stride_c=2, library=library)
+    np.testing.assert_array_equal(out, x[1::2])
+    out = simdbind.pooling_max(x, 2, kernel_c=3, stride_c=1, pad_c=1, library=library)
+    np.testing.assert_array_equal(out.ravel(), f32([7, 11, 15, 15]))
+
+
+def test_output_size_rule():
+    assert simdbind.pooling_output_size(7, 2, 2, 0, 0) == 3
+    assert simdbind.pooling_output_size(7, 2, 2, 0, 0, ceil_mode=True) == 4
+    # ceil mode drops a last window that would start in the end pad (PyTorch/ONNX rule).
+    assert simdbind.pooling_output_size(4, 2, 4, 0, 1, ceil_mode=True) == 1
+    assert simdbind.pooling_output_size(2, 3, 1, 0, 0) == 0
+
+
+def test_pad_forms_agree(library):
+    x = np.random.default_rng(1).uniform(-1, 1, (3, 7, 8)).astype(np.float32)
+    a = simdbind.pooling_max(x, (3, 2), (2, 1), ((1, 2), (0, 1)), library=library)
+    b = simdbind.pooling_max(x, (3, 2), (2, 1), (1, 0, 2, 1), library=library)  # ONNX (top, left, bottom, right)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, reference.pooling_max(x, (3, 2), (2, 1), ((1, 2), (0, 1)), "nchw", False))
+
+
+def test_out_argument_is_filled_and_returned(library):
+    x = np.ones((2, 4, 4), np.float32)
+    out = np.full((2, 2, 2), 7, np.float32)
+    assert simdbind.pooling_average(x, 2, 2, out=out, library=library) is out
+    np.testing.assert_array_equal(out, np.ones((2, 2, 2)))
+
+
+def test_non_contiguous_input_is_copied(library):
+    x = np.arange(2 * 6 * 6, dtype=np.float32).reshape(2, 6, 6)[:, ::2, :]
+    np.testing.assert_array_equal(simdbind.pooling_max(x, 1, library=library), x)
+
+
+# -- validation --------------------------------------------------------------------------------------------------
+X = np.zeros((2, 5, 5), np.float32)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda lib: simdbind.pooling_max(X, 0, library=lib), ArgumentError, "kernel: must be >= 1, got 0"),
+    (lambda lib: simdbind.pooling_max(X, (2, 0), library=lib), ArgumentError, r"kernel\[1\]: must be >= 1"),
+    (lambda lib: simdbind.pooling_max(X, 2, 0, library=lib), ArgumentError, "stride: must be >= 1, got 0"),
+    (lambda lib: simdbind.pooling_max(X, 2, 1, 2, library=lib), ArgumentError, "pad: the y begin pad must be < the kernel"),
+    (lambda lib: simdbind.pooling_max(X, 3, 1, ((0, 0), (1, 3)), library=lib), ArgumentError, "x end pad must be <"),
+    (lambda lib: simdbind.pooling_max(X, 2, 1, -1, library=lib), ArgumentError, "pad: must be >= 0"),
+    (lambda lib: simdbind.pooling_max(X, 2, 1, (1, 2, 3), library=lib), ArgumentError, "pad: must be an int"),
+    (lambda lib: simdbind.pooling_max(X, 6, library=lib), ArgumentError, "output size: the y axis gives 0"),
+    (lambda lib: simdbind.pooling_max(X, 2.0, library=lib), ArgumentError, "kernel: must be an integer"),
+    (lambda lib: simdbind.pooling_max(X, 2, layout="nchwc", library=lib), ArgumentError, "layout: must be one of"),
+    (lambda lib: simdbind.pooling_max(X, 2, ceil_mode=1, library=lib), ArgumentError, "ceil_mode: must be a bool"),
+    (lambda lib: simdbind.pooling_max(X[0], 2, library=lib), ArgumentError, "x: must be 3-D or 4-D"),
+    (lambda lib: simdbind.pooling_max(np.zeros((2, 0, 5), np.float32), 1, library=lib), ArgumentError,
+     "height and width must be >= 1"),
+    (lambda lib: simdbind.pooling_max(X.astype(np.float64), 2, library=lib), DTypeError, "x: must have dtype"),
+    (lambda lib: simdbind.pooling_average(X.astype(np.uint8), 2, library=lib), DTypeError,
+     "x: must have dtype float32"),
+    (lambda lib: simdbind.pooling_average(X, 2, exclude_pad=None, library=lib), ArgumentError, "exclude_pad"),
+    (lambda lib: simdbind.pooling_max(X.astype(np.uint8), 2, kernel_c=2, library=lib), ArgumentError,
+     "channel pooling is only available for float32"),
+    (lambda lib: simdbind.pooling_max(X, 2, kernel_c=2, pad_c=2, library=lib), ArgumentError,
+     "pad_c: the channel begin pad must be <"),
+    (lambda lib: simdbind.pooling_max(X, 2, kernel_c=0, library=lib), ArgumentError, "kernel_c: must be >= 1"),
+    (lambda lib: simdbind.pooling_max(X, 2, out=np.zeros((2, 4, 4), np.float64), library=lib), DTypeError,
+     "out: must have dtype"),
+    (lambda lib: simdbind.pooling_max(X, 2, out=np.zeros((2, 3, 4), np.float32), library=lib), ArgumentError,
+     "out: must have shape"),
+    (lambda lib: simdbind.pooling_max(X, 2, out=np.zeros((2, 4, 8), np.float32)[:, :, ::2], library=lib),
+     ArgumentError, "C-contiguous"),
+])
+def test_bad_arguments_raise_named_errors(library, call, error, message):
+    with pytest.raises(error, match=message):
+        call(library)
+
+
+def test_out_overlapping_x_is_refused_and_untouched():
+    buf = np.arange(2 * 5 * 5 + 100, dtype=np.float32)
+    x = buf[:50].reshape(2, 5, 5)
+    before = buf.copy()
+    with pytest.raises(ArgumentError, match="must not overlap"):
+        simdbind.pooling_max(x, 1, out=buf[10:60].reshape(2, 5, 5))
+    np.testing.assert_array_equal(buf, before)
+
+
+# -- upstream defect routes (spec 3.12.3) --------------------------------------------------------------------------
+def _axes(c, h, w, k, s, p, out_hw):
+    return (_Axis(1, 1, 0, 0, c, c), _Axis(k[0], s[0], p[0], 0, h, out_hw[0]), _Axis(k[1], s[1], p[1], 0, w, out_hw[1]))
+
+
+@pytest.mark.parametrize("args, fmt, route", [
+    ((3, 8, 9, (3, 3), (1, 1), (1, 1), (8, 9)), 1, ("pad_channels", 16)),          # small-channel NHWC no-op
+    ((16, 8, 9, (3, 3), (1, 1), (1, 1), (8, 9)), 1, ("direct", 16)),
+    ((12, 5, 7, (2, 2), (1, 1), (0, 0), (4, 6)), 1, ("pad_channels", 16)),         # Solid2x2: 12*6 % 16 != 0
+    ((8, 5, 9, (2, 2), (1, 1), (0, 0), (4, 8)), 1, ("direct", 8)),                 # 8*8 % 16 == 0
+    ((2, 9, 40, (2, 2), (2, 2), (0, 0), (4, 20)), 0, ("via_nhwc", 0)),             # floor-mode 2x2/s2
+    ((2, 10, 40, (2, 2), (2, 2), (0, 0), (5, 20)), 0, ("direct", 2)),              # ceil geometry is fine
+    ((2, 6, 40, (3, 3), (2, 2), (0, 0), (2, 19)), 0, ("via_nhwc", 0)),             # floor-mode 3x3/s2
+    ((2, 10, 40, (3, 3), (1, 1), (0, 0), (10, 40)), 0, ("via_nhwc", 0)),           # 3x3/s1 with pad 0
+    ((2, 10, 40, (3, 3), (1, 1), (1, 1), (10, 40)), 0, ("direct", 2)),             # centred: fine
+    ((2, 1, 40, (3, 3), (1, 1), (1, 1), (1, 40)), 0, ("via_nhwc", 0)),             # srcH == 1 overflow
+    ((2, 9, 3, (2, 2), (2, 2), (0, 0), (4, 1)), 0, ("direct", 2)),                 # dstW < F: Base runs
+])
+def test_upstream_route_decisions(args, fmt, route):
+    c, h, w, k, s, p, out_hw = args
+    assert upstream_max32f_route(c, *_axes(c, h, w, k, s, p, out_hw), fmt) == route
+
+
+@pytest.mark.parametrize("shape, layout, kernel, stride, pad", [
+    ((3, 8, 9), "nhwc", 3, 1, 1),
+    ((3, 5, 7), "nhwc", 2, 1, 0),
+    ((5, 6, 9), "nhwc", 2, 1, 0),
+    ((2, 9, 40), "nchw", 2, 2, 0),
+    ((2, 6, 40), "nchw", 3, 2, 0),
+    ((2, 10, 40), "nchw", 3, 1, ((0, 2), (0, 2))),
+    ((2, 1, 40), "nchw", 3, 1, 1),
+    ((1, 2, 9, 40), "nchw", 2, 2, 0),
+])
+def test_routed_calls_give_the_contract_result(as_external, shape, layout, kernel, stride, pad):
+    x = np.random.default_rng(3).uniform(-1, 1, shape).astype(np.float32)
+    x.ravel()[::7] = np.nan  # the routes must keep the NaN order too
+    image = shape if len(shape) == 3 else shape[1:]
+    if layout == "nhwc":
+        x = np.ascontiguousarray(np.moveaxis(x, -3, -1))
+    pads = simdbind.pooling._pads(pad)
+    got = simdbind.pooling_max(x, kernel, stride, pad, layout=layout, library=as_external)
+    expected = reference.pooling_max(x, (kernel, kernel), (stride, stride), pads, layout, False)
+    assert image and got.shape == expected.shape
+    assert (got.view(np.uint32) == expected.view(np.uint32)).all()
+
+
+# -- hypothesis sweep --------------------------------------------------------------------------------------------
+@st.composite
+def pooling_problems(draw):
+    ky, kx = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    pads = ((draw(st.integers(0, ky - 1)), draw(st.integers(0, ky - 1))),
+            (draw(st.integers(0, kx - 1)), draw(st.integers(0, kx - 1))))
+    h = draw(st.integers(max(1, ky - pads[0][0] - pads[0][1]), 9))
+    w = draw(st.integers(max(1, kx - pads[1][0] - pads[1][1]), 40))
+    return {"c": draw(st.integers(1, 20)), "h": h, "w": w, "kernel": (ky, kx),
+            "stride": (draw(st.integers(1, 3)), draw(st.integers(1, 3))), "pads": pads,
+            "layout": draw(st.sampled_from(["nchw", "nhwc"])), "ceil": draw(st.booleans()),
+            "dtype": draw(st.sampled_from(["float32", "uint16", "uint8"])), "seed": draw(st.integers(0, 2**31))}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(problem=pooling_problems())
+def test_hypothesis_matches_reference(bundled, problem):
+    p = problem
+    rng = np.random.default_rng(p["seed"])
+    shape = (p["c"], p["h"], p["w"]) if p["layout"] == "nchw" else (p["h"], p["w"], p["c"])
+    if p["dtype"] == "float32":
+        x = rng.uniform(-1, 1, shape).astype(np.float32)
+    else:
+        x = rng.integers(0, 2**16 if p["dtype"] == "uint16" else 256, shape).astype(p["dtype"])
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            got = simdbind.pooling_max(x, p["kernel"], p["stride"], p["pads"], layout=p["layout"],
+                                       ceil_mode=p["ceil"], library=bundled)
+            expected = reference.pooling_max(x, p["kernel"], p["stride"], p["pads"], p["layout"], p["ceil"])
+            assert got.tobytes() == expected.tobytes(), isa
+            if p["dtype"] == "float32":
+                got = simdbind.pooling_average(x, p["kernel"], p["stride"], p["pads"], layout=p["layout"],
+                                               ceil_mode=p["ceil"], library=bundled)
+                expected = reference.pooling_average(x, p["kernel"], p["stride"], p["pads"], p["layout"],
+                                                     p["ceil"], True)
+                np.testing.assert_allclose(got, expected, rtol=0, atol=(p["kernel"][0] * p["kernel"][1] + 4) * 2**-24)
+
+
+class _DefectTrap:
+    """An "external" library whose Max32f refuses every parameter set that reaches an upstream defect
+    (spec 3.12.3 conditions, taken for any SIMD width F in {4, 8, 16}); everything else runs on the bundled code."""
+
+    kind = "external"
+
+    def __init__(self, bundled):
+        self._bundled = bundled
+        self.ffi = bundled.ffi
+        self.reached: list[str] = []
+
+    def function(self, name):
+        inner = self._bundled.function(name)
+        if name != "SimdSynetPoolingMax32f":
+            return inner
+
+        def trapped(src, c, h, w, kc, ky, kx, sc, sy, sx, pc, py, px, dst, dc, dh, dw, fmt):
+            defect = None
+            if (kc, sc, pc, dc) == (1, 1, 0, c):
+                if fmt == 1 and c < 8:
+                    defect = "nhwc small channels"
+                elif fmt == 1 and (ky, kx, sy, sx, py, px) == (2, 2, 1, 1, 0, 0) and dh == h - 1 and dw == w - 1 \
+                        and (c * dw) % 16:
+                    defect = "solid2x2 tail"
+                elif fmt == 0 and dw >= 4:
+                    if (ky, kx, sy, sx) == (3, 3, 1, 1) and (dh, dw) == (h, w) and ((py, px) != (1, 1) or h < 2):
+                        defect = "3x3/s1 geometry"
+                    if (ky, kx, sy, sx, py, px) == (2, 2, 2, 2, 0, 0) and (dh, dw) != ((h + 1) // 2, (w + 1) // 2):
+                        defect = "2x2/s2 geometry"
+                    if (ky, kx, sy, sx, py, px) == (3, 3, 2, 2, 0, 0) and (h < 3 or w < 3 or (dh, dw) != (
+                            (h - 3 + 1) // 2 + 1, (w - 3 + 1) // 2 + 1)):
+                        defect = "3x3/s2 geometry"
+            if defect:
+                self.reached.append(defect)
+            return inner(src, c, h, w, kc, ky, kx, sc, sy, sx, pc, py, px, dst, dc, dh, dw, fmt)
+
+        return trapped
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(c=st.integers(1, 20), h=st.integers(1, 12), w=st.integers(1, 45), k=st.sampled_from([2, 3]),
+       s=st.sampled_from([1, 2]), pad=st.sampled_from([0, 1, ((0, 1), (0, 1)), ((0, 2), (0, 2)), ((1, 0), (1, 0))]),
+       layout=st.sampled_from(["nchw", "nhwc"]), ceil=st.booleans())
+def test_routes_never_reach_a_defect_and_keep_results(bundled, c, h, w, k, s, pad, layout, ceil):
+    pads = simdbind.pooling._pads(pad)
+    if any(p >= k for axis in pads for p in axis) or h + sum(pads[0]) < k or w + sum(pads[1]) < k:
+        return
+    trap = _DefectTrap(bundled)
+    shape = (2, c, h, w) if layout == "nchw" else (2, h, w, c)
+    x = np.random.default_rng(c * 1000 + h * 50 + w).uniform(-1, 1, shape).astype(np.float32)
+    got = simdbind.pooling_max(x, k, s, pad, layout=layout, ceil_mode=ceil, library=trap)
+    assert trap.reached == []
+    expected = reference.pooling_max(x, (k, k), (s, s), pads, layout, ceil)
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_the_trap_sees_defects_when_called_directly(bundled):
+    # The trap itself must be able to fail: a bundled (unrouted) call with a defect parameter set is seen.
+    trap = _DefectTrap(bundled)
+    x = np.zeros((8, 9, 3), np.float32)
+    simdbind.pooling_max(x, 3, 1, 1, layout="nhwc", library=bundled)  # bundled: direct, no trap involved
+    f = trap.function("SimdSynetPoolingMax32f")
+    out = np.zeros((8, 9, 3), np.float32)
+    f(trap.ffi.from_buffer("float[]", x), 3, 8, 9, 1, 3, 3, 1, 1, 1, 0, 1, 1,
+      trap.ffi.from_buffer("float[]", out), 3, 8, 9, 1)
+    assert trap.reached == ["nhwc small channels"]

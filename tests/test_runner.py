@@ -1,0 +1,251 @@
+"""The conformance runner: case selection, statuses, adapters, worker processes, the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tests.fake_cases as fake
+from conformance import adapters, deviations, runner
+from conformance.implementations import AdapterImplementation, implementations
+from conformance.model import GROUPS, PROFILES, REGISTRY
+from tests.runner_doubles import Corrupting
+
+EMPTY = deviations.Catalogue()
+
+
+@pytest.fixture(scope="module")
+def base():
+    (impl,) = implementations(["bundled"], "base")
+    return impl
+
+
+def by_descriptor(run: runner.Run) -> dict[str, runner.CaseResult]:
+    return {r.descriptor: r for r in run.results}
+
+
+# -- selection -------------------------------------------------------------------------------------------------
+def test_filter_is_a_glob_over_function_dtype_layout_descriptor_and_patterns_combine():
+    eltwise = REGISTRY["eltwise"]
+    chosen = runner.select_cases(eltwise, "full", "max n2 size1[0-9]")
+    assert {c.descriptor for c in chosen} == {f"eltwise max n2 size{n}" for n in (*range(10, 20), 12288, 12297)}
+    assert runner.select_cases(eltwise, "full", ["float32", "min", "size67 nan"]) == \
+        [c for c in eltwise.cases() if c.descriptor == "eltwise min n2 size67 nan_inf"] + \
+        [c for c in eltwise.cases() if c.descriptor == "eltwise min n3 size67 nan_inf"]
+    assert runner.select_cases(eltwise, "full", "float64") == []
+
+
+def test_case_descriptor_selects_exactly_one_case_whatever_the_profile():
+    eltwise = REGISTRY["eltwise"]
+    full_only = next(c for c in eltwise.cases() if c.profiles == ("full",))
+    assert runner.select_cases(eltwise, "smoke", None, full_only.descriptor) == [full_only]
+    assert runner.select_cases(eltwise, "smoke", None, "eltwise max n2 size1") != \
+        runner.select_cases(eltwise, "smoke", "eltwise max n2 size1")  # the glob also matches size10..size19
+
+
+def test_every_registered_function_has_unique_descriptors_and_valid_profiles_and_groups():
+    for function in REGISTRY.values():
+        cases = list(function.cases())
+        descriptors = [c.descriptor for c in cases]
+        duplicates = {d for d in descriptors if descriptors.count(d) > 1}
+        assert not duplicates, f"{function.name}: duplicate descriptors {sorted(duplicates)[:5]}"
+        for case in cases:
+            assert case.function == function.name, case.descriptor
+            assert case.group in GROUPS and set(case.profiles) <= set(PROFILES), case.descriptor
+            assert "\n" not in case.descriptor and case.descriptor.strip() == case.descriptor
+
+
+def test_unknown_function_is_named():
+    with pytest.raises(KeyError, match="nope"):
+        runner.functions(["nope"])
+
+
+# -- statuses --------------------------------------------------------------------------------------------------
+def test_statuses_pass_fail_error_skip_with_repro_lines(base):
+    results = {}  # (not runner.run over the full profile: its CRASH case would kill this process)
+    for descriptor in ("fake copy size2", fake.RAISE, fake.CORRUPT, "fake copy size8 nan"):
+        (case,) = runner.select_cases(REGISTRY["fake_copy"], "full", None, descriptor)
+        results[descriptor] = runner.run_case(base, REGISTRY["fake_copy"], case, 7, EMPTY)
+    (missing,) = REGISTRY["fake_missing"].cases()
+    results["missing"] = runner.run_case(base, REGISTRY["fake_missing"], missing, 7, EMPTY)
+    ok, raised, corrupt, nan = (results[d] for d in ("fake copy size2", fake.RAISE, fake.CORRUPT,
+                                                     "fake copy size8 nan"))
+    assert ok.status == "pass" and ok.repro == "" and ok.total == 2 and ok.max_ulp == 0
+    assert nan.status == "pass"  # NaN == NaN in the comparison
+    assert raised.status == "error" and "RuntimeError: fake kernel refused" in raised.detail
+    assert corrupt.status == "fail" and corrupt.mismatches == 1 and "index 3" in corrupt.detail
+    assert corrupt.max_abs == pytest.approx(1.0, rel=1e-6)
+    assert corrupt.repro == (f"simdbind conformance --library bundled --isa base --function fake_copy --seed 7 "
+                             f"--case '{fake.CORRUPT}'")
+    assert results["missing"].status == "skip" and "SimdNoSuchFunctionAnywhere" in results["missing"].detail
+    assert ok.family == "fake" and ok.variant == "copy" and ok.layout == "nchw"
+
+
+def test_reference_is_computed_from_pristine_inputs(base):
+    """An implementation that writes into its inputs must not drag the reference along with it."""
+
+    class Clobbering(Corrupting):
+        def execute(self, function, case, inputs):
+            out = self.inner.execute(function, case, inputs)
+            inputs["arrays"][0][:] = 0.0
+            return out
+
+    impl = Clobbering(base, set())
+    eltwise = REGISTRY["eltwise"]
+    (case,) = runner.select_cases(eltwise, "full", None, "eltwise sum n2 size17")
+    assert runner.run_case(impl, eltwise, case, 1, EMPTY).status == "pass"
+
+
+def test_injected_one_ulp_error_fails_an_exact_function(base):
+    impl = Corrupting(base, {"eltwise max n2 size17"})
+    run = runner.run([impl], ["eltwise"], "smoke", catalogue=EMPTY)
+    failed = [r for r in run.results if r.status != "pass"]
+    assert [r.descriptor for r in failed] == ["eltwise max n2 size17"]
+    assert failed[0].max_ulp == 1 and failed[0].status == "fail"
+
+
+def test_seeded_inputs_do_not_depend_on_order_or_workers(base):
+    one = runner.run([base], ["eltwise"], "smoke", seed=3, catalogue=EMPTY)
+    two = runner.run([base], ["eltwise"], "smoke", seed=3, catalogue=EMPTY, workers=2)
+    key = lambda r: (r.implementation, r.descriptor, r.status, r.max_abs, r.max_ulp, r.total)  # noqa: E731
+    assert [key(r) for r in one.results] == [key(r) for r in two.results]
+    other_seed = runner.run([base], ["eltwise"], "smoke", seed=4, catalogue=EMPTY)
+    sums = [(a.max_abs, b.max_abs) for a, b in zip(one.results, other_seed.results) if "sum" in a.descriptor]
+    assert any(a != b for a, b in sums)  # the seed does change the inputs
+
+
+def test_a_crashing_case_in_a_worker_is_an_error_of_that_case_only(base):
+    run = runner.run([base], ["fake_copy"], "full", workers=2, catalogue=EMPTY, modules=["tests.fake_cases"])
+    results = by_descriptor(run)
+    assert len(run.results) == 8
+    assert results[fake.CRASH].status == "error" and "died" in results[fake.CRASH].detail
+    assert results[fake.CRASH].repro.endswith(f"--case '{fake.CRASH}'")
+    assert results[fake.RAISE].status == "error" and results[fake.CORRUPT].status == "fail"
+    assert all(results[f"fake copy size{n}"].status == "pass" for n in range(1, 5))
+
+
+def test_worker_count_parsing():
+    assert runner.worker_count("auto") >= 1 and runner.worker_count(None) == 1 and runner.worker_count("3") == 3
+    with pytest.raises(ValueError):
+        runner.worker_count("-2")
+
+
+# -- adapters --------------------------------------------------------------------------------------------------
+def test_missing_adapter_package_is_a_skip_with_the_reason(base):
+    adapters.ADAPTER_SETS["nopkg"] = adapters.AdapterSet("nopkg", ("simdbind_no_such_package",))
+    try:
+        impl = AdapterImplementation("nopkg", adapters.get_set("nopkg"))
+        run = runner.run([impl], ["eltwise"], "smoke", catalogue=EMPTY)
+    finally:
+        del adapters.ADAPTER_SETS["nopkg"]
+    assert run.results and all(r.status == "skip" for r in run.results)
+    assert run.results[0].detail == "simdbind_no_such_package is not installed"
+
+
+def test_function_without_adapter_is_skipped_and_unsupported_cases_name_the_reason():
+    adapters.ADAPTER_SETS["fakeimpl"] = adapters.AdapterSet("fakeimpl", ("numpy",))
+
+    @adapters.adapter("fakeimpl", "fake_copy")
+    def copy(case, inputs):
+        if case.group == "edge":
+            raise adapters.Unsupported("fakeimpl has no NaN")
+        return inputs["x"].copy()
+
+    try:
+        impl = AdapterImplementation("fakeimpl", adapters.get_set("fakeimpl"))
+        run = runner.run([impl], ["fake_copy", "eltwise"], "ci", catalogue=EMPTY)
+    finally:
+        del adapters.ADAPTER_SETS["fakeimpl"]
+    results = by_descriptor(run)
+    assert results["fake copy size1"].status == "pass"
+    assert results["fake copy size8 nan"].status == "skip"
+    assert results["fake copy size8 nan"].detail == "fakeimpl has no NaN"
+    assert results["eltwise max n2 size17"].status == "skip"
+    assert results["eltwise max n2 size17"].detail == "no fakeimpl adapter for eltwise"
+    assert impl.repro_args() == "--impl fakeimpl"
+
+
+@pytest.mark.parametrize("name", ["torch", "onnxruntime"])
+def test_adapter_agrees_with_the_references_on_eltwise(name):
+    pytest.importorskip(adapters.ADAPTER_SETS[name].packages[0])
+    (impl,) = implementations(None, impls=[name])
+    run = runner.run([impl], ["eltwise"], "ci", catalogue=EMPTY)
+    statuses = {r.status for r in run.results}
+    assert statuses <= {"pass", "skip"} and run.count("pass") > 400, [r for r in run.results if not r.ok][:3]
+    skipped = [r for r in run.results if r.status == "skip"]
+    assert skipped and all(r.group == "edge" and "NaN" in r.detail for r in skipped)
+
+
+@pytest.mark.parametrize("name", ["torch", "onnxruntime"])
+def test_adapter_is_really_checked(name):
+    """A wrong mapping would be caught: the torch/onnxruntime product of the inputs is not their sum."""
+    pytest.importorskip(adapters.ADAPTER_SETS[name].packages[0])
+    (impl,) = implementations(None, impls=[name])
+    eltwise = REGISTRY["eltwise"]
+    (case,) = runner.select_cases(eltwise, "full", None, "eltwise sum n3 size33")
+    inputs = eltwise.inputs(case, case.rng(1))
+    actual = impl.execute(eltwise, case, inputs)
+    assert actual.dtype == np.float32 and actual.shape == (33,)
+    product = impl.execute(eltwise, runner.select_cases(eltwise, "full", None, "eltwise product n3 size33")[0],
+                           inputs)
+    assert not np.allclose(actual, product)
+
+
+# -- command line ----------------------------------------------------------------------------------------------
+def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "simdbind", "conformance", *args], capture_output=True, text=True,
+                          cwd=cwd)
+
+
+def test_cli_writes_every_report_and_prints_a_summary(tmp_path):
+    out = cli("--isa", "base", "-k", "max", "-k", "size17", "--report-json", str(tmp_path / "r.json"),
+              "--junit-xml", str(tmp_path / "r.xml"), "--report-md", str(tmp_path / "r.md"),
+              "--report-html", str(tmp_path / "r.html"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "profile smoke, seed 20261122, 2 case runs on 1 implementation" in out.stdout
+    assert "2 passed, 0 failed, 0 skipped" in out.stdout and "worst ulp" in out.stdout
+    assert "progress: 2/2 cases (100%), 0 failed" in out.stderr  # not a TTY: plain lines
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert [r["descriptor"] for r in data["results"]] == ["eltwise max n2 size17", "eltwise max n3 size17"]
+    meta = data["meta"]
+    assert meta["seed"] == 20261122 and meta["profile"] == "smoke" and meta["filter"] == "max size17"
+    env = meta["environment"]
+    assert env["implementations"][0]["isa"] == "base" and env["implementations"][0]["version"]
+    assert env["cpu_model"] and env["packages"]["numpy"] == np.__version__
+    assert env["libraries"][0]["path"].endswith(".so")
+    for suffix in ("xml", "md", "html"):
+        assert (tmp_path / f"r.{suffix}").stat().st_size > 200
+
+
+def test_cli_default_reports_go_under_reports(tmp_path):
+    out = cli("--isa", "base", "--case", "eltwise min n2 size1", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == \
+        ["conformance.html", "conformance.json", "conformance.md", "conformance.xml"]
+
+
+def test_cli_list_and_empty_selection(tmp_path):
+    out = cli("--isa", "base", "--list", "-k", "product n2 size1[0-9]")
+    assert out.returncode == 0 and out.stdout.split("\n")[0] == "bundled-base  eltwise product n2 size17"
+    out = cli("--list", "--case", "eltwise product n2 size1")
+    assert out.returncode == 0 and out.stdout.split("\n")[0] == "bundled-base  eltwise product n2 size1"
+    out = cli("--isa", "base", "-k", "no such case", "--report-json", "")
+    assert out.returncode == 2 and "no cases selected" in out.stderr
+    out = cli("--function", "nope")
+    assert out.returncode == 2 and "unknown function(s) nope" in out.stderr
+
+
+def test_cli_adapter_runs_or_skips_with_reason(tmp_path):
+    out = cli("--impl", "onnxruntime", "-k", "max n3 size1", "--report-json", str(tmp_path / "r.json"),
+              "--junit-xml", "", "--report-md", "", "--report-html", "")
+    assert out.returncode == 0, out.stdout + out.stderr
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert {r["implementation"] for r in data["results"]} == {"onnxruntime"}
+    if adapters.ADAPTER_SETS["onnxruntime"].load().reason:
+        assert all(r["status"] == "skip" for r in data["results"])
+    else:
+        assert all(r["status"] == "pass" for r in data["results"])
