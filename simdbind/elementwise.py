@@ -138,6 +138,9 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
 # -- unary ------------------------------------------------------------------------------------------------------
 _UNARY_CODES: dict[object, int] = {  # accepted spellings -> the C value (plain ints: the fastest for cffi)
     **{m.name.lower(): int(m) for m in UnaryOperation}, **{int(m): int(m) for m in UnaryOperation}}
+_UNARY_NAMES: dict[str, int] = {m.name.lower(): int(m) for m in UnaryOperation}
+_UNARY_KEY = "unary"
+_SOFTMAX_KEY = "softmax32f"
 _FLOAT32 = np.dtype(np.float32)
 
 
@@ -175,7 +178,37 @@ def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None,
     numpy.ndarray
         `out`, or a new array.
     """
-    operation = _UNARY_CODES.get(op) if type(op) in (str, int) else None
+    operation = _UNARY_NAMES.get(op) if type(op) is str else None  # a str-only dict (see _checks.py)
+    # Fast path (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, no `out` or a distinct
+    # owning one of its shape. It only accepts; anything else, or any doubt, takes the full checks below.
+    if operation is not None and type(x) is _ndarray and x.dtype is F32 and (
+            out is None or (type(out) is _ndarray and out.dtype is F32 and out.shape == x.shape)):
+        lib = library or _library_module._default or default_library()
+        c = lib._bindings or bindings(lib)
+        from_buffer, f32 = c.from_buffer, c.f32
+        try:  # from_buffer refuses non-C-contiguous arrays (ValueError)
+            px = from_buffer(f32, x)
+            if out is None:
+                result = _empty(x.shape, F32)
+                ok = True
+            else:
+                flags = out.flags
+                # out may be x exactly; two distinct arrays that own their data cannot overlap
+                ok = flags.writeable and (out is x or (flags.owndata and x.flags.owndata))
+                result = out
+            if ok:
+                pd = px if result is x else from_buffer(f32, result)
+        except ValueError:
+            ok = False
+        if ok:
+            fn = c.cache.get(_UNARY_KEY)
+            if fn is None:
+                fn = c.cache[_UNARY_KEY] = c.function("SimdSynetUnaryOperation32f")
+            if len(px):
+                fn(px, len(px), operation, pd)
+            return result
+    if operation is None:
+        operation = _UNARY_CODES.get(op) if type(op) is int else None
     if operation is None:
         operation = int(parse_enum(UnaryOperation, op, "op"))
     if type(x) is np.ndarray and x.dtype == _FLOAT32 and x.flags.c_contiguous:
@@ -228,6 +261,40 @@ def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
     On the bundled library a NaN in a slice makes the slice NaN; +inf entries share the slice's mass equally
     (``[3, inf, 2] -> [0, 1, 0]``); a slice of only -inf is NaN. Other libraries differ there (README).
     """
+    # Fast path (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, an int axis, no `out` or
+    # a distinct owning one of its shape. It only accepts; anything else takes the full checks below.
+    if type(x) is _ndarray and x.dtype is F32 and type(axis) is int and (
+            out is None or (type(out) is _ndarray and out.dtype is F32 and out.shape == x.shape)):
+        shape = x.shape
+        ndim = len(shape)
+        if ndim and -ndim <= axis < ndim:
+            lib = library or _library_module._default or default_library()
+            c = lib._bindings or bindings(lib)
+            fn = c.cache.get(_SOFTMAX_KEY)
+            if fn is None:
+                fn = c.cache[_SOFTMAX_KEY] = c.function(
+                    "SimdSynetSoftmax32f" if lib.has("SimdSynetSoftmax32f") else "SimdSynetSoftmaxLayerForward")
+            from_buffer, f32 = c.from_buffer, c.f32
+            try:  # from_buffer refuses non-C-contiguous arrays (ValueError)
+                px = from_buffer(f32, x)
+                if out is None:
+                    result = _empty(shape, F32)
+                    ok = True
+                else:
+                    flags = out.flags  # distinct arrays that own their data cannot overlap
+                    ok = flags.writeable and flags.owndata and x.flags.owndata and out is not x
+                    result = out
+                if ok:
+                    pd = from_buffer(f32, result)
+            except ValueError:
+                ok = False
+            if ok:
+                axis %= ndim
+                count = shape[axis]
+                if count and len(px):
+                    inner = math.prod(shape[axis + 1:]) if axis + 1 < ndim else 1
+                    fn(px, len(px) // (count * inner), count, inner, pd)
+                return result
     dtype = getattr(x, "dtype", None)
     if isinstance(x, np.ndarray) and dtype is not None and (dtype.name == "bfloat16" or dtype == np.uint16):
         bf16_kind = dtype

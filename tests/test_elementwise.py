@@ -294,6 +294,11 @@ def test_softmax_bf16_kinds_round_trip(isa_library):
     assert np.abs(raw.astype(np.int32) - expected.astype(np.int32)).max() <= 1
 
 
+def _public_fields(library):
+    """A Library's constructor arguments without its per-instance caches (functions, bindings)."""
+    return {f.name: getattr(library, f.name) for f in dataclasses.fields(library) if not f.name.startswith("_")}
+
+
 def test_softmax_uses_the_old_symbol_when_the_new_one_is_missing(bundled):
     calls = []
 
@@ -304,7 +309,7 @@ def test_softmax_uses_the_old_symbol_when_the_new_one_is_missing(bundled):
             calls.append(name)
             return super().function(name)
 
-    old = OldLibrary(**{f.name: getattr(bundled, f.name) for f in dataclasses.fields(bundled)})
+    old = OldLibrary(**_public_fields(bundled))
     x = f32(1, 2, 3)
     np.testing.assert_array_equal(simdbind.softmax(x, library=old), simdbind.softmax(x, library=bundled))
     assert calls == ["SimdSynetSoftmaxLayerForward"]
@@ -380,7 +385,7 @@ def test_lrn_routes_small_nhwc_channels_through_nchw_on_external_libraries(bundl
         def function(self, name):
             return spy if name == "SimdSynetLrnLayerCrossChannels" else super().function(name)
 
-    external = External(**{f.name: getattr(bundled, f.name) for f in dataclasses.fields(bundled)})
+    external = External(**_public_fields(bundled))
     external.kind = "external"
     x = np.random.default_rng(4).uniform(-10, 10, (2, 3, 4, 4)).astype(np.float32)  # NHWC, 4 channels
     out = simdbind.lrn(x, 2, (1, 0.1, -0.75), "nhwc", library=external)
@@ -562,3 +567,28 @@ def test_softmax_bf16_huge_slices_recompute_without_a_buffer(isa_library, shape,
     got = simdbind.softmax(x, axis, library=isa_library)
     want = reference.softmax16b(x, axis)
     assert np.abs(got.astype(np.int32) - want.astype(np.int32)).max() <= 1
+
+
+def test_fast_paths_agree_with_the_full_checks(library):
+    # The unary/softmax fast paths only accept exact, owning, distinct arrays; views, read-only and overlapping
+    # outputs take the full checks (same results, same errors).
+    base = np.arange(12, dtype=np.float32) - 5
+    x = base.copy()
+    view_out = np.zeros(24, np.float32)[:12]  # a non-owning view that does not overlap x
+    np.testing.assert_array_equal(simdbind.unary(x, "abs", out=view_out, library=library), np.abs(base))
+    ro = np.zeros(12, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ArgumentError, match="writeable"):
+        simdbind.unary(x, "abs", out=ro, library=library)
+    with pytest.raises(ArgumentError, match="writeable"):
+        simdbind.softmax(x, out=ro, library=library)
+    y = x.reshape(3, 4)
+    got = simdbind.softmax(y, 0, out=np.zeros(24, np.float32)[:12].reshape(3, 4), library=library)
+    np.testing.assert_allclose(got, reference.softmax(y, 0), atol=2.5e-7)
+    np.testing.assert_allclose(simdbind.softmax(y, -2, library=library), got, atol=0)
+    for bad_axis in (2, -3):
+        with pytest.raises(ArgumentError, match="axis: must be in"):
+            simdbind.softmax(y, bad_axis, library=library)
+    empty = np.zeros((3, 0), np.float32)
+    assert simdbind.softmax(empty, library=library).shape == (3, 0)
+    assert simdbind.unary(np.zeros(0, np.float32), "exp", library=library).shape == (0,)
