@@ -199,6 +199,54 @@ void SB_FN(softmax32f)(const float * src, size_t outer, size_t count, size_t inn
     }
 }
 
+/* inner == 1 bf16 row through a float32 row buffer: widening fused into the max pass, narrowing into the scaling
+   pass (the same arithmetic as row32f on the widened row). */
+static void row16b_buffered(const uint16_t * src, size_t count, uint16_t * dst, float * buf)
+{
+    size_t c;
+    vf m = vset1(-INFINITY);
+    vi nan = vset1i(0);
+    for (c = 0; c + SB_W <= count; c += SB_W) {
+        vf x = load_bf16(src + c);
+        vstore(buf + c, x);
+        nan |= x != x;
+        m = vmax(m, x);
+    }
+    vi tail = vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count);
+    if (c < count) {
+        vf x = load_bf16_n(src + c, count - c);
+        vstore_n(buf + c, x, count - c);
+        x = vselect(tail, x, vset1(-INFINITY));
+        nan |= x != x;
+        m = vmax(m, x);
+    }
+    float mx = vreduce_max(m);
+    if (sb_vm_any(nan)) {
+        for (c = 0; c + SB_W <= count; c += SB_W) store_bf16(dst + c, vset1(NAN));
+        if (c < count) store_bf16_n(dst + c, vset1(NAN), count - c);
+        return;
+    }
+    vf vm = vset1(mx);
+    vi m_inf = vm == vset1(INFINITY);
+    int any_inf = mx == INFINITY;
+    vf sum = vset1(0.0f);
+    for (c = 0; c + SB_W <= count; c += SB_W) {
+        vf e = softmax_term(vload(buf + c), vm, m_inf, any_inf);
+        sum += e;
+        vstore(buf + c, e);
+    }
+    if (c < count) {
+        vf e = vselect(tail, softmax_term(vload_n(buf + c, count - c), vm, m_inf, any_inf), vset1(0.0f));
+        sum += e;
+        vstore_n(buf + c, e, count - c);
+    }
+    vf k = vset1(1.0f / vreduce_add(sum));
+    for (c = 0; c + SB_W <= count; c += SB_W)
+        store_bf16(dst + c, vload(buf + c) * k);
+    if (c < count)
+        store_bf16_n(dst + c, vload_n(buf + c, count - c) * k, count - c);
+}
+
 static void widen(const uint16_t * src, size_t n, float * dst)
 {
     size_t i = 0;
@@ -233,12 +281,13 @@ void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t 
     float * buffer = slice <= BF16_BUFFER_MAX ? malloc(slice * sizeof(float)) : NULL;
     for (size_t o = 0; o < outer; ++o) {
         if (buffer != NULL) {
-            widen(src + o * slice, slice, buffer);
-            if (inner == 1)
-                row32f(buffer, count, buffer);
-            else
+            if (inner == 1) {
+                row16b_buffered(src + o * slice, count, dst + o * slice, buffer);
+            } else {
+                widen(src + o * slice, slice, buffer);
                 column32f(buffer, count, inner, buffer);
-            narrow(buffer, slice, dst + o * slice);
+                narrow(buffer, slice, dst + o * slice);
+            }
         } else if (inner == 1) {
             row16b(src + o * slice, count, dst + o * slice);
         } else {
