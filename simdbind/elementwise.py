@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -135,12 +136,15 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
 
 
 # -- unary ------------------------------------------------------------------------------------------------------
-_UNARY_OPS: dict[object, UnaryOperation] = {
-    **{m.name.lower(): m for m in UnaryOperation}, **{int(m): m for m in UnaryOperation}}
+_UNARY_CODES: dict[object, int] = {  # accepted spellings -> the C value (plain ints: the fastest for cffi)
+    **{m.name.lower(): int(m) for m in UnaryOperation}, **{int(m): int(m) for m in UnaryOperation}}
+_UNARY_NAMES: dict[str, int] = {m.name.lower(): int(m) for m in UnaryOperation}
+_UNARY_KEY = "unary"
+_SOFTMAX_KEY = "softmax32f"
+_FLOAT32 = np.dtype(np.float32)
 
 
-def _overlap_check(out: np.ndarray, array: np.ndarray, out_name: str, array_name: str, ffi: Any,
-                   allow_exact: bool) -> None:
+def _overlap_check(out: np.ndarray, array: np.ndarray, out_name: str, array_name: str, allow_exact: bool) -> None:
     """Refuse partial overlap of `out` and an input; exact aliasing only where `allow_exact`."""
     if not np.may_share_memory(out, array):
         return
@@ -174,18 +178,55 @@ def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None,
     numpy.ndarray
         `out`, or a new array.
     """
-    operation = _UNARY_OPS.get(op) if isinstance(op, (str, int)) and not isinstance(op, bool) else None
+    operation = _UNARY_NAMES.get(op) if type(op) is str else None  # a str-only dict (see _checks.py)
+    # Fast path (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, no `out` or a distinct
+    # owning one of its shape. It only accepts; anything else, or any doubt, takes the full checks below.
+    if operation is not None and type(x) is _ndarray and x.dtype is F32 and (
+            out is None or (type(out) is _ndarray and out.dtype is F32 and out.shape == x.shape)):
+        lib = library or _library_module._default or default_library()
+        c = lib._bindings or bindings(lib)
+        from_buffer, f32 = c.from_buffer, c.f32
+        try:  # from_buffer refuses non-C-contiguous arrays (ValueError)
+            px = from_buffer(f32, x)
+            if out is None:
+                result = _empty(x.shape, F32)
+                ok = True
+            else:
+                flags = out.flags
+                # out may be x exactly; two distinct arrays that own their data cannot overlap
+                ok = flags.writeable and (out is x or (flags.owndata and x.flags.owndata))
+                result = out
+            if ok:
+                pd = px if result is x else from_buffer(f32, result)
+        except ValueError:
+            ok = False
+        if ok:
+            fn = c.cache.get(_UNARY_KEY)
+            if fn is None:
+                fn = c.cache[_UNARY_KEY] = c.function("SimdSynetUnaryOperation32f")
+            if len(px):
+                fn(px, len(px), operation, pd)
+            return result
     if operation is None:
-        operation = parse_enum(UnaryOperation, op, "op")
-    array = input_array(x, "x", np.float32)
-    out = output_array(out, "out", array.shape, np.float32)
+        operation = _UNARY_CODES.get(op) if type(op) is int else None
+    if operation is None:
+        operation = int(parse_enum(UnaryOperation, op, "op"))
+    if type(x) is np.ndarray and x.dtype == _FLOAT32 and x.flags.c_contiguous:
+        array = x  # the common case, without the general checks' overhead
+    else:
+        array = input_array(x, "x", np.float32)
+    if out is None:
+        out = np.empty(array.shape, np.float32)
+    else:
+        out = output_array(out, "out", array.shape, np.float32)
+        if np.may_share_memory(out, array):
+            _overlap_check(out, array, "out", "x", allow_exact=True)
     library = library or default_library()
-    ffi = library.ffi
-    _overlap_check(out, array, "out", "x", ffi, allow_exact=True)
-    function = library.function("SimdSynetUnaryOperation32f")
     if array.size:
-        function(ffi.from_buffer("float[]", array), array.size, operation,
-                 ffi.from_buffer("float[]", out, require_writable=True))
+        ffi = library.ffi
+        library.function("SimdSynetUnaryOperation32f")(
+            ffi.from_buffer("float[]", array), array.size, operation,
+            ffi.from_buffer("float[]", out, require_writable=True))
     return out
 
 
@@ -220,6 +261,40 @@ def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
     On the bundled library a NaN in a slice makes the slice NaN; +inf entries share the slice's mass equally
     (``[3, inf, 2] -> [0, 1, 0]``); a slice of only -inf is NaN. Other libraries differ there (README).
     """
+    # Fast path (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, an int axis, no `out` or
+    # a distinct owning one of its shape. It only accepts; anything else takes the full checks below.
+    if type(x) is _ndarray and x.dtype is F32 and type(axis) is int and (
+            out is None or (type(out) is _ndarray and out.dtype is F32 and out.shape == x.shape)):
+        shape = x.shape
+        ndim = len(shape)
+        if ndim and -ndim <= axis < ndim:
+            lib = library or _library_module._default or default_library()
+            c = lib._bindings or bindings(lib)
+            fn = c.cache.get(_SOFTMAX_KEY)
+            if fn is None:
+                fn = c.cache[_SOFTMAX_KEY] = c.function(
+                    "SimdSynetSoftmax32f" if lib.has("SimdSynetSoftmax32f") else "SimdSynetSoftmaxLayerForward")
+            from_buffer, f32 = c.from_buffer, c.f32
+            try:  # from_buffer refuses non-C-contiguous arrays (ValueError)
+                px = from_buffer(f32, x)
+                if out is None:
+                    result = _empty(shape, F32)
+                    ok = True
+                else:
+                    flags = out.flags  # distinct arrays that own their data cannot overlap
+                    ok = flags.writeable and flags.owndata and x.flags.owndata and out is not x
+                    result = out
+                if ok:
+                    pd = from_buffer(f32, result)
+            except ValueError:
+                ok = False
+            if ok:
+                axis %= ndim
+                count = shape[axis]
+                if count and len(px):
+                    inner = math.prod(shape[axis + 1:]) if axis + 1 < ndim else 1
+                    fn(px, len(px) // (count * inner), count, inner, pd)
+                return result
     dtype = getattr(x, "dtype", None)
     if isinstance(x, np.ndarray) and dtype is not None and (dtype.name == "bfloat16" or dtype == np.uint16):
         bf16_kind = dtype
@@ -231,9 +306,9 @@ def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
         raise ArgumentError("x: must have at least one dimension, got a 0-d array")
     axis = _axis(axis, array.ndim)
     shape = array.shape
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    outer = math.prod(shape[:axis])
     count = shape[axis]
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    inner = math.prod(shape[axis + 1:])
     out = output_array(out, "out", shape, array.dtype, [array])
     library = library or default_library()
     ffi = library.ffi
@@ -314,10 +389,10 @@ def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None 
     library = library or default_library()
     if array.size == 0:
         return out
+    # A window of channels - 1 already covers every channel, so clamping changes no result; it keeps huge values
+    # within size_t, and upstream's NCHW code reads past the channels when half > channels (spec 6.4).
+    half = min(half, channels - 1)
     if library.kind != "bundled":
-        # Upstream NCHW reads past the channels when half > channels (spec 6.4); a window of channels - 1 already
-        # covers every channel, so the result is the same.
-        half = min(half, channels - 1)
         if layout == "nhwc" and channels < 2 * half + 1:
             image = array if array.ndim == 4 else array[None]
             nchw = np.ascontiguousarray(image.transpose(0, 3, 1, 2))
@@ -373,8 +448,9 @@ def shuffle(x0: Any, x1: Any, type: int = 0, layout: str = "nchw", *, channels: 
     (not overlapping the inputs or each other).
     """
     layout = _layout(layout)
-    if isinstance(type, bool) or type not in (0, 1):
+    if isinstance(type, (bool, np.bool_)) or not isinstance(type, (int, np.integer)) or type not in (0, 1):
         raise ArgumentError(f"type: must be 0 (split) or 1 (interleave), got {type!r}")
+    type = int(type)
     a0 = input_array(x0, "x0", np.float32)
     a1 = input_array(x1, "x1", np.float32)
     b0, c0, s0 = _split_image(a0.shape, layout, "x0")

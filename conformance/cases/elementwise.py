@@ -128,6 +128,15 @@ UNARY_SPECIALS = np.array([
     -100.0, -104.5, 1e4, -1e5, 0.49999997, -0.49999997, 4.0, 1e-3], np.float32)
 
 
+#: Per op, one value whose result differs between upstream's Base and SIMD code (spec 3.6), for tail-mix cases.
+UNARY_TAIL_MIX = {
+    "abs": (0.0, 0.0), "ceil": (-0.5, -0.5), "cos": (3e9, 3e9), "erf": (np.nan, np.nan), "exp": (np.inf, np.inf),
+    "floor": (3e9, 3e9), "log": (-2.5, -2.5), "neg": (0.0, 0.0), "not": (1.0, 1.0), "rcp": (3.0, 3.0),
+    "round": (2.5, 2.5), "rsqrt": (3.0, 3.0), "sign": (np.nan, np.nan), "sin": (3e9, 3e9), "sqrt": (2.0, 2.0),
+    "tanh": (np.nan, np.nan), "zero": (np.nan, np.nan),
+}
+
+
 @register
 class Unary(Function):
     name = "unary"
@@ -148,10 +157,17 @@ class Unary(Function):
             yield Case(self.name, f"unary {op} size{len(UNARY_SPECIALS) * 2 + 3} specials",
                        {"op": op, "size": len(UNARY_SPECIALS) * 2 + 3, "special": "specials"}, group="edge",
                        profiles=("ci", "full"))
+            # Edge: the same special values in the first lanes (vector body) and the last ones (the tail at every
+            # vector width: 13 = 8 + 5 = 3*4 + 1), so an implementation whose tail follows other semantics shows.
+            yield Case(self.name, f"unary {op} size13 tail-mix", {"op": op, "size": 13, "special": "tail-mix"},
+                       group="edge", profiles=("full",))
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
-        if p["special"] == "specials":
+        if p["special"] == "tail-mix":
+            values = UNARY_TAIL_MIX[p["op"]]
+            x = np.concatenate([[values[0]], rng.uniform(1, 2, 11), [values[1]]])
+        elif p["special"] == "specials":
             x = np.concatenate([UNARY_SPECIALS, rng.permutation(UNARY_SPECIALS),
                                 rng.uniform(-10, 10, p["size"] - 2 * len(UNARY_SPECIALS)).astype(np.float32)])
         else:
@@ -295,8 +311,14 @@ class Lrn(Function):
                     if shape == (1, 2, 4, 3, 5) and kname == "caffe":
                         profiles = ("smoke",) + profiles
                     yield Case(self.name, f"lrn n{n} half{half} c{c} h{h} w{w} {layout} k-{kname}",
-                               {"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname},
-                               layout=layout, profiles=profiles)
+                               {"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname,
+                                "direct": False}, layout=layout, profiles=profiles)
+        # Edge: the C function itself with NHWC channels < 2*half + 1 (the wrapper routes such calls through NCHW
+        # on other libraries; upstream's NHWC code reads neighbouring pixels there, spec 3.3).
+        for n, half, c, h, w in ((1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (1, 2, 1, 4, 4)):
+            yield Case(self.name, f"lrn n{n} half{half} c{c} h{h} w{w} nhwc k-caffe direct",
+                       {"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": "caffe",
+                        "direct": True}, layout="nhwc", group="edge", profiles=("ci", "full"))
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -307,7 +329,16 @@ class Lrn(Function):
         return {"x": rng.uniform(-10, 10, shape).astype(np.float32), "k": np.array(LRN_K[p["k"]], np.float32)}
 
     def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
-        return simdbind.lrn(inputs["x"], case.params["half"], inputs["k"], case.layout, library=library)
+        p = case.params
+        if not p["direct"]:
+            return simdbind.lrn(inputs["x"], p["half"], inputs["k"], case.layout, library=library)
+        x = inputs["x"]
+        out = np.zeros_like(x)
+        ffi = library.ffi
+        library.function("SimdSynetLrnLayerCrossChannels")(
+            ffi.from_buffer("float[]", x), p["half"], p["channels"], x.size // p["channels"],
+            ffi.from_buffer("float[]", inputs["k"]), ffi.from_buffer("float[]", out), simdbind.TensorFormat.NHWC)
+        return out
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return reference.lrn(inputs["x"], case.params["half"], inputs["k"], case.layout)

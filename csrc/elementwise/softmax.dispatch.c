@@ -7,11 +7,14 @@
  *   - otherwise, if the slice holds +inf, the +inf entries share the mass equally and the rest are 0
  *     ([3, inf, 2] -> [0, 1, 0]; [inf, inf, 1] -> [0.5, 0.5, 0]);
  *   - -inf entries give 0; a slice of only -inf has no limit and gives NaN (as 0/0).
- * Lanes run over `inner` (inner > 1) or along the slice (inner == 1); tails use partial loads/stores of the same
- * lane-wise code. bf16: exact widening, the float32 algorithm, round-to-nearest-even narrowing with upstream's bit
- * formula (internal/bf16.h); exponentials are recomputed in the last pass instead of stored.
+ * Lanes run over `inner` (inner > 1), along the slice (inner == 1), or across slices (inner == 1 and count <= 8:
+ * SB_W short rows at a time); tails use partial loads/stores of the same lane-wise code. bf16: exact widening, the float32 algorithm, round-to-nearest-even narrowing with upstream's bit
+ * formula (internal/bf16.h), one slice at a time through a float32 buffer.
  */
+#include <stdlib.h>
+
 #include "simd_synet.h"
+#include "internal/bf16.h"
 #include "internal/vmath.h"
 
 typedef uint16_t vh __attribute__((vector_size(SB_W * 2)));
@@ -32,10 +35,13 @@ SB_INLINE vh to_bf16(vf v)
 SB_INLINE void store_bf16(uint16_t * p, vf v) { *(vh_mem *)p = to_bf16(v); }
 SB_INLINE void store_bf16_n(uint16_t * p, vf v, size_t n) { vh h = to_bf16(v); memcpy(p, &h, n * 2); }
 
-/* e = exp(x - m), or for a lane whose max is +inf: 1 where x is +inf, else 0. */
-SB_INLINE vf softmax_term(vf x, vf m, vi m_inf)
+/* e = exp(x - m), or for a lane whose max is +inf: 1 where x is +inf, else 0. `any_inf`: some lane's max is +inf
+   (rare, so the plain exponential is a predictable branch away). */
+SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
 {
-    return vselect(m_inf, vselect(x == vset1(INFINITY), vset1(1.0f), vset1(0.0f)), vexp(x - m));
+    if (__builtin_expect(any_inf, 0))
+        return vselect(m_inf, vselect(x == vset1(INFINITY), vset1(1.0f), vset1(0.0f)), vexp(x - m));
+    return vexp(x - m);
 }
 
 /* ---- inner == 1: one contiguous slice of `count` values, lanes along the slice ------------------------------- */
@@ -65,24 +71,25 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf)
         }                                                                                                         \
         vf vm = vset1(mx);                                                                                        \
         vi m_inf = vm == vset1(INFINITY);                                                                         \
+        int any_inf = mx == INFINITY;                                                                             \
         vf sum = vset1(0.0f);                                                                                     \
         for (c = 0; c + SB_W <= count; c += SB_W) {                                                               \
-            vf e = softmax_term(LOAD(src + c), vm, m_inf);                                                        \
+            vf e = softmax_term(LOAD(src + c), vm, m_inf, any_inf);                                                        \
             sum += e;                                                                                             \
             if (STORE_TERMS) STORE(dst + c, e);                                                                   \
         }                                                                                                         \
         if (c < count) {                                                                                          \
-            vf e = softmax_term(LOAD_N(src + c, count - c), vm, m_inf);                                           \
+            vf e = softmax_term(LOAD_N(src + c, count - c), vm, m_inf, any_inf);                                           \
             e = vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count), e, vset1(0.0f));          \
             sum += e;                                                                                             \
             if (STORE_TERMS) STORE_N(dst + c, e, count - c);                                                      \
         }                                                                                                         \
         vf k = vset1(1.0f / vreduce_add(sum));                                                                    \
         for (c = 0; c + SB_W <= count; c += SB_W)                                                                 \
-            STORE(dst + c, (STORE_TERMS ? LOAD((const T *)dst + c) : softmax_term(LOAD(src + c), vm, m_inf)) * k); \
+            STORE(dst + c, (STORE_TERMS ? LOAD((const T *)dst + c) : softmax_term(LOAD(src + c), vm, m_inf, any_inf)) * k); \
         if (c < count)                                                                                            \
             STORE_N(dst + c,                                                                                      \
-                (STORE_TERMS ? LOAD_N((const T *)dst + c, count - c) : softmax_term(LOAD_N(src + c, count - c), vm, m_inf)) * k, \
+                (STORE_TERMS ? LOAD_N((const T *)dst + c, count - c) : softmax_term(LOAD_N(src + c, count - c), vm, m_inf, any_inf)) * k, \
                 count - c);                                                                                       \
     }
 
@@ -101,9 +108,10 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf)
                 m = vmax(m, x);                                                                                   \
             }                                                                                                     \
             vi m_inf = m == vset1(INFINITY);                                                                      \
+            int any_inf = sb_vm_any(m_inf);                                                                       \
             vf sum = vset1(0.0f);                                                                                 \
             for (size_t c = 0; c < count; ++c) {                                                                  \
-                vf e = softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf); \
+                vf e = softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf, any_inf); \
                 sum += e;                                                                                         \
                 if (STORE_TERMS) {                                                                                \
                     if (n == SB_W) STORE(dst + c * inner + i, e); else STORE_N(dst + c * inner + i, e, n);        \
@@ -113,7 +121,7 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf)
             for (size_t c = 0; c < count; ++c) {                                                                  \
                 T * d = dst + c * inner + i;                                                                      \
                 vf e = STORE_TERMS ? (n == SB_W ? LOAD((const T *)d) : LOAD_N((const T *)d, n))                   \
-                    : softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf); \
+                    : softmax_term(n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n), m, m_inf, any_inf); \
                 if (n == SB_W) STORE(d, e * k); else STORE_N(d, e * k, n);                                        \
             }                                                                                                     \
         }                                                                                                         \
@@ -126,6 +134,49 @@ SB_INLINE vi sb_lane_index(void)
     return index;
 }
 
+/* ---- inner == 1 and a short slice: lanes across SB_W slices (rows), gathered into a [count][SB_W] block ------- */
+
+#define SHORT_ROWS_MAX 8
+
+#define SHORT_ROWS_KERNEL(NAME, T, TO_FLOAT, FROM_FLOAT)                                                          \
+    static void NAME(const T * src, size_t rows, size_t count, T * dst)                                          \
+    {                                                                                                             \
+        float block[SHORT_ROWS_MAX][SB_W];                                                                        \
+        for (size_t r = 0; r < rows; r += SB_W) {                                                                 \
+            size_t n = rows - r < SB_W ? rows - r : SB_W;                                                         \
+            const T * s = src + r * count;                                                                        \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                for (size_t l = 0; l < n; ++l) block[c][l] = TO_FLOAT(s[l * count + c]);                          \
+                for (size_t l = n; l < SB_W; ++l) block[c][l] = 0.0f;                                             \
+            }                                                                                                     \
+            vf m = vset1(-INFINITY);                                                                              \
+            vi nan = vset1i(0);                                                                                   \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                vf x = vload(block[c]);                                                                           \
+                nan |= x != x;                                                                                    \
+                m = vmax(m, x);                                                                                   \
+            }                                                                                                     \
+            vi m_inf = m == vset1(INFINITY);                                                                      \
+            int any_inf = sb_vm_any(m_inf);                                                                       \
+            vf sum = vset1(0.0f);                                                                                 \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                vf e = softmax_term(vload(block[c]), m, m_inf, any_inf);                                                   \
+                sum += e;                                                                                         \
+                vstore(block[c], e);                                                                              \
+            }                                                                                                     \
+            vf k = vselect(nan, vset1(NAN), vset1(1.0f) / sum);                                                   \
+            T * d = dst + r * count;                                                                              \
+            for (size_t c = 0; c < count; ++c) {                                                                  \
+                vstore(block[c], vload(block[c]) * k);                                                            \
+                for (size_t l = 0; l < n; ++l) d[l * count + c] = FROM_FLOAT(block[c][l]);                        \
+            }                                                                                                     \
+        }                                                                                                         \
+    }
+
+#define SB_IDENTITY(x) (x)
+SHORT_ROWS_KERNEL(short32f, float, SB_IDENTITY, SB_IDENTITY)
+SHORT_ROWS_KERNEL(short16b, uint16_t, sb_bf16_to_float, sb_float_to_bf16)
+
 ROW_KERNEL(row32f, float, vload, vload_n, vstore, vstore_n, 1)
 COLUMN_KERNEL(column32f, float, vload, vload_n, vstore, vstore_n, 1)
 ROW_KERNEL(row16b, uint16_t, load_bf16, load_bf16_n, store_bf16, store_bf16_n, 0)
@@ -136,6 +187,10 @@ void SB_FN(softmax32f)(const float * src, size_t outer, size_t count, size_t inn
     if (count == 0 || inner == 0)
         return;
     size_t slice = count * inner;
+    if (inner == 1 && count <= SHORT_ROWS_MAX) {
+        short32f(src, outer, count, dst);
+        return;
+    }
     for (size_t o = 0; o < outer; ++o) {
         if (inner == 1)
             row32f(src + o * slice, count, dst + o * slice);
@@ -144,15 +199,100 @@ void SB_FN(softmax32f)(const float * src, size_t outer, size_t count, size_t inn
     }
 }
 
+/* inner == 1 bf16 row through a float32 row buffer: widening fused into the max pass, narrowing into the scaling
+   pass (the same arithmetic as row32f on the widened row). */
+static void row16b_buffered(const uint16_t * src, size_t count, uint16_t * dst, float * buf)
+{
+    size_t c;
+    vf m = vset1(-INFINITY);
+    vi nan = vset1i(0);
+    for (c = 0; c + SB_W <= count; c += SB_W) {
+        vf x = load_bf16(src + c);
+        vstore(buf + c, x);
+        nan |= x != x;
+        m = vmax(m, x);
+    }
+    vi tail = vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count);
+    if (c < count) {
+        vf x = load_bf16_n(src + c, count - c);
+        vstore_n(buf + c, x, count - c);
+        x = vselect(tail, x, vset1(-INFINITY));
+        nan |= x != x;
+        m = vmax(m, x);
+    }
+    float mx = vreduce_max(m);
+    if (sb_vm_any(nan)) {
+        for (c = 0; c + SB_W <= count; c += SB_W) store_bf16(dst + c, vset1(NAN));
+        if (c < count) store_bf16_n(dst + c, vset1(NAN), count - c);
+        return;
+    }
+    vf vm = vset1(mx);
+    vi m_inf = vm == vset1(INFINITY);
+    int any_inf = mx == INFINITY;
+    vf sum = vset1(0.0f);
+    for (c = 0; c + SB_W <= count; c += SB_W) {
+        vf e = softmax_term(vload(buf + c), vm, m_inf, any_inf);
+        sum += e;
+        vstore(buf + c, e);
+    }
+    if (c < count) {
+        vf e = vselect(tail, softmax_term(vload_n(buf + c, count - c), vm, m_inf, any_inf), vset1(0.0f));
+        sum += e;
+        vstore_n(buf + c, e, count - c);
+    }
+    vf k = vset1(1.0f / vreduce_add(sum));
+    for (c = 0; c + SB_W <= count; c += SB_W)
+        store_bf16(dst + c, vload(buf + c) * k);
+    if (c < count)
+        store_bf16_n(dst + c, vload_n(buf + c, count - c) * k, count - c);
+}
+
+static void widen(const uint16_t * src, size_t n, float * dst)
+{
+    size_t i = 0;
+    for (; i + SB_W <= n; i += SB_W)
+        vstore(dst + i, load_bf16(src + i));
+    if (i < n)
+        vstore_n(dst + i, load_bf16_n(src + i, n - i), n - i);
+}
+
+static void narrow(const float * src, size_t n, uint16_t * dst)
+{
+    size_t i = 0;
+    for (; i + SB_W <= n; i += SB_W)
+        store_bf16(dst + i, vload(src + i));
+    if (i < n)
+        store_bf16_n(dst + i, vload_n(src + i, n - i), n - i);
+}
+
+#define BF16_BUFFER_MAX ((size_t)1 << 20) /* floats (4 MiB): larger slices recompute exp instead */
+
 void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t inner, uint16_t * dst)
 {
     if (count == 0 || inner == 0)
         return;
     size_t slice = count * inner;
-    for (size_t o = 0; o < outer; ++o) {
-        if (inner == 1)
-            row16b(src + o * slice, count, dst + o * slice);
-        else
-            column16b(src + o * slice, count, inner, dst + o * slice);
+    if (inner == 1 && count <= SHORT_ROWS_MAX) {
+        short16b(src, outer, count, dst);
+        return;
     }
+    /* One slice at a time through a float32 buffer (exact widening, the float32 kernel in place, RNE narrowing),
+       so every exponential is computed once; for huge slices (or without memory) the bf16 kernels recompute them. */
+    float * buffer = slice <= BF16_BUFFER_MAX ? malloc(slice * sizeof(float)) : NULL;
+    for (size_t o = 0; o < outer; ++o) {
+        if (buffer != NULL) {
+            if (inner == 1) {
+                row16b_buffered(src + o * slice, count, dst + o * slice, buffer);
+            } else {
+                widen(src + o * slice, slice, buffer);
+                column32f(buffer, count, inner, buffer);
+                narrow(buffer, slice, dst + o * slice);
+            }
+        } else if (inner == 1) {
+            row16b(src + o * slice, count, dst + o * slice);
+        } else {
+            column16b(src + o * slice, count, inner, dst + o * slice);
+        }
+    }
+    free(buffer);
 }

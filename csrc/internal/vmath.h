@@ -10,9 +10,9 @@
  *
  *   vexp   <= 1.5 ulp [0.99] wherever the result is normal; exp(0) == 1 exactly; subnormal results are scaled with
  *          one rounding; x > 88.7228 -> +inf (also +inf), x < -103.98 -> +0 (also -inf).
- *   vlog   <= 1.5 ulp [0.85] for every x > 0 (subnormals included); log(1) == +0, log(+-0) = -inf,
+ *   vlog   <= 1.5 ulp [0.86] for every x > 0 (subnormals included); log(1) == +0, log(+-0) = -inf,
  *          log(x < 0) = NaN, log(+inf) = +inf.
- *   verf   <= 1.5 ulp [1.12]; odd (erf(-0) == -0); erf(+-inf) = +-1.
+ *   verf   <= 1.5 ulp [1.22]; odd (erf(-0) == -0); erf(+-inf) = +-1.
  *   vtanh  <= 1.5 ulp [1.33]; odd (tanh(-0) == -0); tanh(+-inf) = +-1.
  *   vsin, vcos  <= 1.5 ulp [1.26] for every finite x: |x| <= 6000 by exact float-float argument reduction
  *          (five-part pi/2); lanes with larger |x| are recomputed with the C library's sinf/cosf (correctly reduced
@@ -63,7 +63,9 @@ SB_INLINE vf sb_vm_nan_through(vf x, vf y) { return vselect(x != x, x + x, y); }
 /* exp(x) = 2^n * exp(r), r = x - n*ln2 in [-ln2/2, ln2/2]; exp(r) = 1 + r + r^2 * P(r). */
 SB_INLINE vf vexp(vf x)
 {
-    vf xc = vmin(vmax(x, vset1(-104.0f)), vset1(88.75f));
+    /* Clamped so that n fits the scaling below; the operand order lets NaN through (vmax/vmin return their second
+       operand when the comparison fails), and NaN then propagates through every step to the result. */
+    vf xc = vmin(vset1(88.75f), vmax(vset1(-104.0f), x));
     vi ni;
     vf n = sb_vm_rint(xc * vset1(1.44269504088896341f), &ni);
     vf r = vfmadd(n, vset1(-0.693359375f), xc);         /* exact: 9-bit constant times |n| <= 151 */
@@ -77,8 +79,7 @@ SB_INLINE vf vexp(vf x)
     /* 2^n in two factors, each a normal number for n in [-150, 128]; only the second product can round. */
     vi n1 = ni >> 1, n2 = ni - n1;
     y = y * vfloat_bits((n1 + 127) << 23);
-    y = y * vfloat_bits((n2 + 127) << 23);
-    return sb_vm_nan_through(x, y);
+    return y * vfloat_bits((n2 + 127) << 23);
 }
 
 /* log(x) = e*ln2 + log1p(f), x = 2^e * (1 + f), 1 + f in [sqrt(1/2), sqrt(2)); log1p(f) = f - f^2/2 + f^3 Q(f). */
