@@ -8,7 +8,13 @@
  * Direct1x1 (1x1, stride 1, pad 0): the source already is the GEMM operand, no unrolling.
  */
 #include "convolution/conv.h"
+#include <stdlib.h>
+
 #include "convolution/conv_epilogue.h"
+
+#ifndef CONV_ROWS
+#define CONV_ROWS 384
+#endif
 
 typedef struct {
     const conv_ctx * c;
@@ -88,8 +94,17 @@ static void gemm_image(const conv_ctx * c, const float * u, size_t ldu, float * 
                 dst + g * dstCg * N, N, &e);
         } else {
             sb_epilogue e = conv_group_epilogue(c, g, 0);
-            SB_FN(gemm32f_nn)(N, dstCg, Kg, u + g * Kg, ldu, c->weight + g * dstCg, p->dstC,
-                dst + g * dstCg, p->dstC, &e);
+            size_t packed = SB_FN(gemm32f_packed_size)(dstCg, Kg);
+            /* Pixels in chunks: the output rows of a chunk stay in cache for the epilogue. */
+            for (size_t m = 0; m < N; m += CONV_ROWS) {
+                size_t rows = N - m < CONV_ROWS ? N - m : CONV_ROWS;
+                if (c->packed)
+                    SB_FN(gemm32f_packed)(rows, dstCg, Kg, u + m * ldu + g * Kg, ldu, c->packed + g * packed,
+                        dst + m * p->dstC + g * dstCg, p->dstC, &e);
+                else
+                    SB_FN(gemm32f_nn)(rows, dstCg, Kg, u + m * ldu + g * Kg, ldu, c->weight + g * dstCg, p->dstC,
+                        dst + m * p->dstC + g * dstCg, p->dstC, &e);
+            }
         }
     }
 }
@@ -116,4 +131,19 @@ void SB_FN(conv_forward_1x1)(const conv_ctx * c, const float * src, float * buf,
     (void)buf;
     for (size_t b = 0; b < c->batch; ++b)
         gemm_image(c, src + b * srcSize, p->srcC, dst + b * dstSize);
+}
+
+/* NHWC: the weights of each group as the GEMM's packed B (layout of this ISA), made once at SetParams. */
+float * SB_FN(conv_pack_nhwc)(const conv_ctx * c, const float * weight, size_t * size)
+{
+    const SimdConvolutionParameters * p = &c->p;
+    size_t G = p->group, dstCg = p->dstC / G, Kg = p->kernelY * p->kernelX * p->srcC / G;
+    size_t packed = SB_FN(gemm32f_packed_size)(dstCg, Kg);
+    float * buffer = (float *)malloc(G * packed * sizeof(float));
+    if (buffer == NULL)
+        return NULL;
+    for (size_t g = 0; g < G; ++g)
+        SB_FN(gemm32f_pack_b)(dstCg, Kg, weight + g * dstCg, p->dstC, 0, buffer + g * packed);
+    *size = G * packed;
+    return buffer;
 }
