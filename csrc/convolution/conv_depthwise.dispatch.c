@@ -177,6 +177,14 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
                     if (sX == 1 && n == SB_W) {
                         for (size_t kx = 0; kx < kX; ++kx)
                             s = vfmadd(vload(line + (dx + kx * p->dilationX - p->padX)), vset1(wk[kx]), s);
+                    } else if (n == SB_W) {
+                        for (size_t kx = 0; kx < kX; ++kx) {
+                            const float * first = line + (dx * sX + kx * p->dilationX - p->padX);
+                            vf x;
+                            for (int i = 0; i < SB_W; ++i) /* fixed count: unrolled into lane inserts */
+                                x[i] = first[(size_t)i * sX];
+                            s = vfmadd(x, vset1(wk[kx]), s);
+                        }
                     } else {
                         for (size_t kx = 0; kx < kX; ++kx) {
                             const float * first = line + (dx * sX + kx * p->dilationX - p->padX);

@@ -121,7 +121,10 @@ static void wino_nhwc_output(void * arg, size_t begin, size_t end)
 SB_INLINE vf gather2(const float * line, ptrdiff_t x0, ptrdiff_t width, size_t n)
 {
     vf v = vset1(0.0f);
-    if (x0 >= 0 && x0 + 2 * (ptrdiff_t)(n - 1) < width) {
+    if (n == SB_W && x0 >= 0 && x0 + 2 * (SB_W - 1) < width) {
+        for (int l = 0; l < SB_W; ++l) /* fixed count: unrolled into lane inserts */
+            v[l] = line[x0 + 2 * l];
+    } else if (x0 >= 0 && x0 + 2 * (ptrdiff_t)(n - 1) < width) {
         for (size_t l = 0; l < n; ++l)
             v[l] = line[x0 + 2 * (ptrdiff_t)l];
     } else {
@@ -187,12 +190,20 @@ static void wino_nchw_output(void * arg, size_t begin, size_t end)
             wino_output(m, y);
             size_t x0 = tx * 2, count = p->dstW - x0 < 2 * n ? p->dstW - x0 : 2 * n;
             for (size_t r = 0; r < ny; ++r) {
-                float line[2 * SB_W];
-                for (size_t l = 0; l < n; ++l) {
-                    line[2 * l] = y[r][0][l];
-                    line[2 * l + 1] = y[r][1][l];
+                float * out = plane + (y0 + r) * p->dstW + x0;
+                if (count == 2 * SB_W) {
+                    for (int l = 0; l < SB_W; ++l) { /* fixed count: interleaved stores, unrolled */
+                        out[2 * l] = y[r][0][l];
+                        out[2 * l + 1] = y[r][1][l];
+                    }
+                } else {
+                    float line[2 * SB_W];
+                    for (size_t l = 0; l < n; ++l) {
+                        line[2 * l] = y[r][0][l];
+                        line[2 * l + 1] = y[r][1][l];
+                    }
+                    memcpy(out, line, count * sizeof(float));
                 }
-                memcpy(plane + (y0 + r) * p->dstW + x0, line, count * sizeof(float));
             }
         }
         for (size_t r = 0; r < ny; ++r)
