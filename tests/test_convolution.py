@@ -452,3 +452,20 @@ def test_fuzz_any_geometry_gives_the_reference_or_a_typed_error(bundled, g, seed
     from simdbind.activation import resolve
     np.testing.assert_allclose(out, expected(conv, x, weight, bias, g["activation"],
                                              resolve(g["activation"], params, dst_c)[1]), rtol=1e-5, atol=1e-5)
+
+
+def test_conformance_tolerance_rejects_a_window_shifted_by_one_column():
+    """The K-scaled tolerance must still see the smallest geometry mistake (an off-by-one pad) on the largest
+    reductions of the ci profile, Winograd factor included."""
+    from conformance.cases.convolution import ACTIVATIONS, _geometry, tolerance
+    from conformance.tolerance import compare
+
+    rng = np.random.default_rng(5)
+    for src_c in (8, 64):
+        x, w, b = rand(rng, 1, src_c, 12, 12), rand(rng, 16, src_c, 3, 3), rand(rng, 16)
+        common = dict(layout="nchw", stride=(1, 1), dilation=(1, 1), group=1, activation="identity")
+        right = reference(x, w, b, None, pad=(1, 1, 1, 1), **common)
+        shifted = reference(x, w, b, None, pad=(1, 2, 1, 0), **common)
+        tol = tolerance(_geometry(src_c, 12, 12, 16, 3, pad=1), ACTIVATIONS, winograd=True)
+        assert compare(right, right, tol).passed
+        assert not compare(shifted, right, tol).passed
