@@ -147,6 +147,7 @@ def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
         yield g(16, h, w, 24, 3, pad=p), CI
         yield g(33, h, w, 17, 3, pad=p), CI if p == 1 else FULL
     yield g(64, 28, 28, 64, 3, pad=1), CI
+    yield g(256, 13, 12, 256, 3, pad=(1, 1, 0, 2)), CI  # Winograd blocks of 32 tiles cutting tile rows (tW = 6)
     yield g(64, 56, 56, 64, 3, pad=1), FULL
 
 
