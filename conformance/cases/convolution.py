@@ -334,6 +334,19 @@ class Convolution32f(Function):
     def tolerance(self, case: Case) -> Tolerance:
         return tolerance(case.params, ACTIVATIONS, winograd_eligible(case.params))
 
+    def variant(self, case: Case) -> str:
+        """Report rows by geometry class: depthwise, grouped, 1x1, 3x3/s1 (Winograd-eligible), general."""
+        p = case.params
+        if p["groups"] == p["src_c"] == p["dst_c"] and p["groups"] > 1:
+            return "depthwise"
+        if p["groups"] > 1:
+            return "grouped"
+        if p["kernel"] == (1, 1) and p["stride"] == (1, 1) and p["pad"] == (0, 0, 0, 0):
+            return "1x1"
+        if winograd_eligible(p) and p["kernel"] == (3, 3):
+            return "3x3 s1"
+        return "general"
+
 
 def tolerance(p: dict[str, Any], activations: dict[str, Any], winograd: bool) -> Tolerance:
     """abs = L * w * K * 2^-22 + 1e-6 and rel = 2e-6, K = kY*kX*srcC/group (spec 3.10.6).
