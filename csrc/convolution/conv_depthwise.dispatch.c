@@ -160,7 +160,24 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
                 row[dx] = dw_nchw_point(p, plane, w, ky0, ky1, dy, dx, kx0, kx1);
             }
             size_t base = dy * p->strideY - p->padY; /* wraps; every used row index is inside */
-            for (size_t dx = in0; dx < in1;) {
+            size_t dx = in0;
+            if (sX == 1) /* two vectors at a time: one weight broadcast feeds two multiply-adds */
+                for (; dx + 2 * SB_W <= in1; dx += 2 * SB_W) {
+                    vf s0 = vset1(0.0f), s1 = vset1(0.0f);
+                    for (size_t ky = ky0; ky < ky1; ++ky) {
+                        const float * line = plane + (base + ky * p->dilationY) * p->srcW + dx - p->padX;
+                        const float * wk = w + ky * kX;
+                        for (size_t kx = 0; kx < kX; ++kx) {
+                            vf wv = vset1(wk[kx]);
+                            const float * x = line + kx * p->dilationX;
+                            s0 = vfmadd(vload(x), wv, s0);
+                            s1 = vfmadd(vload(x + SB_W), wv, s1);
+                        }
+                    }
+                    vstore(row + dx, s0);
+                    vstore(row + dx + SB_W, s1);
+                }
+            for (; dx < in1;) {
                 /* Full vectors; the last one is moved back to end at in1 (it recomputes a few outputs with the very
                    same operations) so that only rows narrower than a vector take the partial path. */
                 size_t n = SB_W;
