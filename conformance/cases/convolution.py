@@ -116,6 +116,9 @@ def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
         yield g(c, 12, 12, c, 3, dilation=2, stride=(1, 2), pad=2, group=c), CI if c == 8 else FULL
     for c, k, s in ((16, 7, 1), (24, 3, 3), (9, 2, 2), (20, (1, 11), 1)):
         yield g(c, 13, 15, c, k, stride=s, group=c), CI if c in (16, 9) else FULL
+    # Wide rows at stride 2: paired loads (stride 2, NCHW) up to the last vector that fits in the row.
+    for w, k, d, p in ((45, 3, 1, 1), (50, 5, 2, (0, 3, 1, 2)), (67, 2, 1, 0)):
+        yield g(5, 9, w, 5, k, stride=2, dilation=d, pad=p, group=5), CI
     yield g(8, 9, 10, 16, 3, pad=1, group=8), CI           # multiplier 2
     yield g(5, 9, 10, 15, (3, 2), pad=(1, 0), group=5), CI  # multiplier 3
     # Channel counts on both sides of 4, 8 and 16 lanes, on the GEMM, 1x1 and depthwise paths.

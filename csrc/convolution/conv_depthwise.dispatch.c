@@ -30,6 +30,19 @@ static size_t * tap_ranges(size_t count, size_t stride, size_t pad, size_t dilat
     return range;
 }
 
+/* Lanes 0, 2, 4, ... of the 2*SB_W floats at p: the inputs of SB_W outputs at stride 2. Reads p[2*SB_W - 1]. */
+SB_INLINE vf vload_even(const float * p)
+{
+    vf a = vload(p), b = vload(p + SB_W);
+#if SB_W == 4
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6);
+#elif SB_W == 8
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+#else
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#endif
+}
+
 /* Taps [*t0, *t1) of output d along one axis: from the precomputed table, or computed when it is missing. */
 SB_INLINE void taps_of(const size_t * table, size_t d, size_t stride, size_t pad, size_t dilation, size_t size,
     size_t kernel, size_t * t0, size_t * t1)
@@ -160,6 +173,8 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
                 row[dx] = dw_nchw_point(p, plane, w, ky0, ky1, dy, dx, kx0, kx1);
             }
             size_t base = dy * p->strideY - p->padY; /* wraps; every used row index is inside */
+            /* Stride 2: a pair of loads covers the last tap's 2*SB_W floats only while they stay inside the row. */
+#define even_ok(dx) ((dx) * 2 + (kX - 1) * p->dilationX + 2 * SB_W <= p->srcW + p->padX)
             size_t dx = in0;
             if (sX == 1) /* two vectors at a time: one weight broadcast feeds two multiply-adds */
                 for (; dx + 2 * SB_W <= in1; dx += 2 * SB_W) {
@@ -194,6 +209,9 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
                     if (sX == 1 && n == SB_W) {
                         for (size_t kx = 0; kx < kX; ++kx)
                             s = vfmadd(vload(line + (dx + kx * p->dilationX - p->padX)), vset1(wk[kx]), s);
+                    } else if (n == SB_W && sX == 2 && even_ok(dx)) {
+                        for (size_t kx = 0; kx < kX; ++kx)
+                            s = vfmadd(vload_even(line + (dx * 2 + kx * p->dilationX - p->padX)), vset1(wk[kx]), s);
                     } else if (n == SB_W) {
                         for (size_t kx = 0; kx < kX; ++kx) {
                             const float * first = line + (dx * sX + kx * p->dilationX - p->padX);
@@ -225,6 +243,7 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
         }
         sb_epilogue_block(out, p->dstH * p->dstW, 1, p->dstH * p->dstW, ch, 0, &e);
     }
+#undef even_ok
     free(yr);
     free(xr);
 }
