@@ -388,3 +388,84 @@ def test_bundled_init_rejects_what_upstream_crashes_on(bundled):
                     dict(activation=11), dict(dstH=8), dict(dstW=0), dict(dstF=1), dict(srcF=2, dstF=2),
                     dict(srcT=7), dict(dstT=1)):
         assert not init(**changes), changes
+
+
+# -- fuzzing ------------------------------------------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def geometries(draw):
+    """Mostly valid geometries (sizes and pads around the edges, kernels as wide as the padded input; about half
+    of the examples reach Forward), and in about a quarter of them one field broken (zero, negative, not dividing,
+    out of range)."""
+    group = draw(st.integers(1, 3))
+    g = dict(layout=draw(st.sampled_from(["nchw", "nhwc"])), src_c=group * draw(st.integers(1, 4)),
+             h=draw(st.integers(1, 7)), w=draw(st.integers(1, 7)), dst_c=group * draw(st.integers(1, 4)),
+             kernel=(draw(st.integers(1, 4)), draw(st.integers(1, 4))),
+             stride=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),
+             dilation=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),
+             pad=tuple(draw(st.integers(0, 4)) for _ in range(4)), group=group, batch=draw(st.integers(1, 3)),
+             activation=draw(st.sampled_from(["identity", "relu", "prelu", "hswish", "elu", "gelu"])))
+    if draw(st.integers(0, 3)) == 0:
+        field = draw(st.sampled_from(["src_c", "h", "dst_c", "kernel", "stride", "dilation", "pad", "group",
+                                      "batch", "activation"]))
+        bad = draw(st.sampled_from([0, -1]))
+        if field in ("kernel", "stride", "dilation"):
+            g[field] = (g[field][0], bad)
+        elif field == "pad":
+            g[field] = (0, 0, -1, 0)
+        elif field == "group":
+            g[field] = draw(st.sampled_from([0, 5]))
+        elif field == "activation":
+            g[field] = draw(st.sampled_from([11, -1, "softplus"]))
+        else:
+            g[field] = bad
+    return g
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(geometries(), st.integers(0, 2**32 - 1))
+def test_fuzz_any_geometry_gives_the_reference_or_a_typed_error(bundled, g, seed):
+    rng = np.random.default_rng(seed)
+    src_c, dst_c, group = g["src_c"], g["dst_c"], g["group"]
+    k_y, k_x = g["kernel"]
+    shape_ok = min(src_c, dst_c, group, k_y, k_x) > 0 and src_c % group == 0 and dst_c % group == 0
+    weight_shape = ((dst_c, src_c // group, k_y, k_x) if g["layout"] == "nchw" else (k_y, k_x, src_c // group, dst_c)) \
+        if shape_ok else (1, 1, 1, 1)
+    weight = rand(rng, *weight_shape)
+    bias = rand(rng, dst_c) if dst_c > 0 else None
+    params = rng.uniform(0, 2, max(dst_c, 1)).astype(np.float32) if g["activation"] == "prelu" else None
+    shape = (src_c, g["h"], g["w"]) if g["layout"] == "nchw" else (g["h"], g["w"], src_c)
+    try:
+        conv = simdbind.Convolution32f(shape, dst_c, g["kernel"], stride=g["stride"], dilation=g["dilation"],
+                                       pad=g["pad"], group=group, activation=g["activation"], params=params,
+                                       layout=g["layout"], batch=g["batch"], weight=weight, bias=bias, library=bundled)
+    except SimdBindError:
+        return
+    except (OverflowError, ValueError) as error:  # a typed error is required: these would be a defect
+        raise AssertionError(f"untyped error {error!r}") from error
+    x = rand(rng, g["batch"], *shape)
+    out = np.full(conv.out_shape, np.nan, np.float32)
+    conv.forward(x, out=out)
+    from simdbind.activation import resolve
+    np.testing.assert_allclose(out, expected(conv, x, weight, bias, g["activation"],
+                                             resolve(g["activation"], params, dst_c)[1]), rtol=1e-5, atol=1e-5)
+
+
+def test_conformance_tolerance_rejects_a_window_shifted_by_one_column():
+    """The K-scaled tolerance must still see the smallest geometry mistake (an off-by-one pad) on the largest
+    reductions of the ci profile, Winograd factor included."""
+    from conformance.cases.convolution import ACTIVATIONS, _geometry, tolerance
+    from conformance.tolerance import compare
+
+    rng = np.random.default_rng(5)
+    for src_c in (8, 64):
+        x, w, b = rand(rng, 1, src_c, 12, 12), rand(rng, 16, src_c, 3, 3), rand(rng, 16)
+        common = dict(layout="nchw", stride=(1, 1), dilation=(1, 1), group=1, activation="identity")
+        right = reference(x, w, b, None, pad=(1, 1, 1, 1), **common)
+        shifted = reference(x, w, b, None, pad=(1, 2, 1, 0), **common)
+        tol = tolerance(_geometry(src_c, 12, 12, 16, 3, pad=1), ACTIVATIONS, winograd=True)
+        assert compare(right, right, tol).passed
+        assert not compare(shifted, right, tol).passed

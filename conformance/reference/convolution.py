@@ -36,17 +36,17 @@ def conv2d_nchw(src: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, *,
     extra_w = max(0, (dst_w - 1) * s_x + (k_x - 1) * d_x + 1 - (left + src_w))
     padded = np.zeros((batch, src_c, top + src_h + extra_h, left + src_w + extra_w), np.float64)
     padded[:, :, top:top + src_h, left:left + src_w] = x
-    out = np.zeros((batch, dst_c, dst_h, dst_w), np.float64)
     out_per_group = dst_c // group
-    for g in range(group):
-        xs = padded[:, g * group_c:(g + 1) * group_c]
-        ws = w[g * out_per_group:(g + 1) * out_per_group]  # [o][i][ky][kx]
-        acc = out[:, g * out_per_group:(g + 1) * out_per_group]
-        for ky in range(k_y):
-            for kx in range(k_x):
-                y0, x0 = ky * d_y, kx * d_x
-                window = xs[:, :, y0:y0 + (dst_h - 1) * s_y + 1:s_y, x0:x0 + (dst_w - 1) * s_x + 1:s_x]
-                acc += np.einsum("nihw,oi->nohw", window, ws[:, :, ky, kx], optimize=True)
+    # Channels split into groups: x [N][G][Cg][H][W], w [G][Og][Cg][kY][kX]; every tap is one contraction over Cg.
+    xs = padded.reshape(batch, group, group_c, padded.shape[2], padded.shape[3])
+    ws = w.reshape(group, out_per_group, group_c, k_y, k_x)
+    acc = np.zeros((batch, group, out_per_group, dst_h, dst_w), np.float64)
+    for ky in range(k_y):
+        for kx in range(k_x):
+            y0, x0 = ky * d_y, kx * d_x
+            window = xs[:, :, :, y0:y0 + (dst_h - 1) * s_y + 1:s_y, x0:x0 + (dst_w - 1) * s_x + 1:s_x]
+            acc += np.einsum("ngihw,goi->ngohw", window, ws[:, :, :, ky, kx], optimize=True)
+    out = acc.reshape(batch, dst_c, dst_h, dst_w)
     if bias is not None:
         out += np.asarray(bias, np.float64)[None, :, None, None]
     return out

@@ -26,6 +26,9 @@ SB_DECLARE(conv_forward_dw_nhwc, void, CONV_FORWARD_ARGS);
 SB_DECLARE(conv_forward_dw_nchw, void, CONV_FORWARD_ARGS);
 SB_DECLARE(conv_forward_winograd, void, CONV_FORWARD_ARGS);
 
+SB_DECLARE(conv_pack_nhwc, float *, (const conv_ctx *, const float *, size_t *));
+static const conv_pack_fn pack_nhwc_table[SB_ISA_COUNT] = SB_TABLE(conv_pack_nhwc);
+
 static const conv_forward_fn forward_table[CONV_ALGO_COUNT][SB_ISA_COUNT] = {
     [CONV_ALGO_GEMM] = SB_TABLE(conv_forward_gemm),
     [CONV_ALGO_1X1] = SB_TABLE(conv_forward_1x1),
@@ -190,6 +193,17 @@ SIMD_API void SimdSynetConvolution32fSetParams(void * context, const float * wei
         copied = U ? SimdTrue : SimdFalse;
         if (U == NULL)
             c->weight = NULL; /* out of memory: Forward does nothing rather than read a missing transform */
+    }
+    if ((c->algo == CONV_ALGO_GEMM || c->algo == CONV_ALGO_1X1) && c->p.srcF == SimdTensorFormatNhwc &&
+        weight != NULL) {
+        /* NHWC GEMMs take the weights as B: packed once here instead of at every call. Without memory the
+           GEMM reads the caller's weights directly (same results). */
+        size_t size = 0;
+        float * packed = pack_nhwc_table[c->isa](c, weight, &size);
+        free(c->packed);
+        c->packed = packed;
+        c->packed_size = packed ? size : 0;
+        copied = packed ? SimdTrue : SimdFalse;
     }
     if (internal)
         *internal = copied;

@@ -8,6 +8,8 @@
  * Direct1x1 (1x1, stride 1, pad 0): the source already is the GEMM operand, no unrolling.
  */
 #include "convolution/conv.h"
+#include <stdlib.h>
+
 #include "convolution/conv_epilogue.h"
 
 typedef struct {
@@ -75,37 +77,88 @@ static void im2row_pixels(void * arg, size_t begin, size_t end)
     }
 }
 
-/* dst of one image from its unrolled (or, for 1x1, original) source `u`. */
+/* NHWC: `rows` output pixels from their unrolled (or, for 1x1, original) rows `u` (ldu), every group. */
+static void gemm_rows(const conv_ctx * c, const float * u, size_t ldu, size_t rows, float * dst)
+{
+    const SimdConvolutionParameters * p = &c->p;
+    size_t G = p->group, dstCg = p->dstC / G, Kg = p->kernelY * p->kernelX * (p->srcC / G);
+    size_t packed = SB_FN(gemm32f_packed_size)(dstCg, Kg);
+    for (size_t g = 0; g < G; ++g) {
+        sb_epilogue e = conv_group_epilogue(c, g, 0);
+        if (c->packed)
+            SB_FN(gemm32f_packed)(rows, dstCg, Kg, u + g * Kg, ldu, c->packed + g * packed, dst + g * dstCg,
+                p->dstC, &e);
+        else
+            SB_FN(gemm32f_nn)(rows, dstCg, Kg, u + g * Kg, ldu, c->weight + g * dstCg, p->dstC, dst + g * dstCg,
+                p->dstC, &e);
+    }
+}
+
+/* NCHW: dst of one image from its im2col (or, for 1x1, original) source `u`. */
 static void gemm_image(const conv_ctx * c, const float * u, size_t ldu, float * dst)
 {
     const SimdConvolutionParameters * p = &c->p;
     size_t G = p->group, srcCg = p->srcC / G, dstCg = p->dstC / G, N = p->dstH * p->dstW;
     size_t Kg = p->kernelY * p->kernelX * srcCg;
+    (void)ldu;
     for (size_t g = 0; g < G; ++g) {
-        if (p->srcF == SimdTensorFormatNchw) {
-            sb_epilogue e = conv_group_epilogue(c, g, 1);
-            SB_FN(gemm32f_nn)(dstCg, N, Kg, c->weight + g * dstCg * Kg, Kg, u + g * Kg * N, N,
-                dst + g * dstCg * N, N, &e);
-        } else {
-            sb_epilogue e = conv_group_epilogue(c, g, 0);
-            SB_FN(gemm32f_nn)(N, dstCg, Kg, u + g * Kg, ldu, c->weight + g * dstCg, p->dstC,
-                dst + g * dstCg, p->dstC, &e);
-        }
+        sb_epilogue e = conv_group_epilogue(c, g, 1);
+        SB_FN(gemm32f_nn)(dstCg, N, Kg, c->weight + g * dstCg * Kg, Kg, u + g * Kg * N, N, dst + g * dstCg * N, N,
+            &e);
     }
+}
+
+/* NHWC: output pixels in chunks, each unrolled (GemmNN) into its own rows of buf and multiplied right away while
+   they are in cache. A chunk's GEMMs do about 2^20 multiply-adds, below the GEMM's own threading, so threads take
+   whole chunks (one thread start per image instead of one per GEMM). */
+typedef struct {
+    const conv_ctx * c;
+    const float * src;
+    float * buf; /* NULL: 1x1, the source is the GEMM operand */
+    float * dst;
+    size_t rows;
+} chunk_arg;
+
+static void nhwc_chunks(void * arg, size_t begin, size_t end)
+{
+    const chunk_arg * a = (const chunk_arg *)arg;
+    const conv_ctx * c = a->c;
+    const SimdConvolutionParameters * p = &c->p;
+    size_t N = p->dstH * p->dstW, K = p->kernelY * p->kernelX * p->srcC;
+    for (size_t chunk = begin; chunk < end; ++chunk) {
+        size_t m0 = chunk * a->rows, m1 = m0 + a->rows < N ? m0 + a->rows : N;
+        if (a->buf) {
+            unroll_arg u = {c, a->src, a->buf};
+            im2row_pixels(&u, m0, m1);
+            gemm_rows(c, a->buf + m0 * K, K, m1 - m0, a->dst + m0 * p->dstC);
+        } else
+            gemm_rows(c, a->src + m0 * p->srcC, p->srcC, m1 - m0, a->dst + m0 * p->dstC);
+    }
+}
+
+static void nhwc_image(const conv_ctx * c, const float * src, float * buf, float * dst)
+{
+    const SimdConvolutionParameters * p = &c->p;
+    size_t N = p->dstH * p->dstW, K = p->kernelY * p->kernelX * p->srcC;
+    size_t per_row = K * (p->dstC / p->group); /* multiply-adds of one output pixel */
+    size_t rows = ((size_t)1 << 20) / (per_row ? per_row : 1);
+    rows = rows < 16 ? 16 : rows > 1024 ? 1024 : rows;
+    chunk_arg a = {c, src, buf, dst, rows};
+    sb_parallel_for((N + rows - 1) / rows, 1, nhwc_chunks, &a);
 }
 
 void SB_FN(conv_forward_gemm)(const conv_ctx * c, const float * src, float * buf, float * dst)
 {
     const SimdConvolutionParameters * p = &c->p;
     size_t srcSize = p->srcC * p->srcH * p->srcW, dstSize = p->dstC * p->dstH * p->dstW;
-    size_t K = p->kernelY * p->kernelX * p->srcC, N = p->dstH * p->dstW;
+    size_t K = p->kernelY * p->kernelX * p->srcC;
     for (size_t b = 0; b < c->batch; ++b) {
-        unroll_arg a = {c, src + b * srcSize, buf};
-        if (p->srcF == SimdTensorFormatNchw)
+        if (p->srcF == SimdTensorFormatNchw) {
+            unroll_arg a = {c, src + b * srcSize, buf};
             sb_parallel_for(K, 1, im2col_rows, &a);
-        else
-            sb_parallel_for(N, 16, im2row_pixels, &a);
-        gemm_image(c, buf, K, dst + b * dstSize);
+            gemm_image(c, buf, K, dst + b * dstSize);
+        } else
+            nhwc_image(c, src + b * srcSize, buf, dst + b * dstSize);
     }
 }
 
@@ -114,6 +167,25 @@ void SB_FN(conv_forward_1x1)(const conv_ctx * c, const float * src, float * buf,
     const SimdConvolutionParameters * p = &c->p;
     size_t srcSize = p->srcC * p->srcH * p->srcW, dstSize = p->dstC * p->dstH * p->dstW;
     (void)buf;
-    for (size_t b = 0; b < c->batch; ++b)
-        gemm_image(c, src + b * srcSize, p->srcC, dst + b * dstSize);
+    for (size_t b = 0; b < c->batch; ++b) {
+        if (p->srcF == SimdTensorFormatNchw)
+            gemm_image(c, src + b * srcSize, p->srcC, dst + b * dstSize);
+        else
+            nhwc_image(c, src + b * srcSize, NULL, dst + b * dstSize);
+    }
+}
+
+/* NHWC: the weights of each group as the GEMM's packed B (layout of this ISA), made once at SetParams. */
+float * SB_FN(conv_pack_nhwc)(const conv_ctx * c, const float * weight, size_t * size)
+{
+    const SimdConvolutionParameters * p = &c->p;
+    size_t G = p->group, dstCg = p->dstC / G, Kg = p->kernelY * p->kernelX * p->srcC / G;
+    size_t packed = SB_FN(gemm32f_packed_size)(dstCg, Kg);
+    float * buffer = (float *)malloc(G * packed * sizeof(float));
+    if (buffer == NULL)
+        return NULL;
+    for (size_t g = 0; g < G; ++g)
+        SB_FN(gemm32f_pack_b)(dstCg, Kg, weight + g * dstCg, p->dstC, 0, buffer + g * packed);
+    *size = G * packed;
+    return buffer;
 }
