@@ -82,7 +82,7 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
                 d[u][v] = vset1(0.0f);
         size_t k = 0;
         for (; k + 4 <= kc; k += 4) {
-            vf a0 = sb_bcast(A[k]), a1 = sb_bcast(A[k + 1]), a2 = sb_bcast(A[k + 2]), a3 = sb_bcast(A[k + 3]);
+            vf a0 = vset1(A[k]), a1 = vset1(A[k + 1]), a2 = vset1(A[k + 2]), a3 = vset1(A[k + 3]);
             for (int v = 0; v < NV; ++v) {
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
                 d[0][v] = vfmadd(a1, load_b(B + (k + 1) * bs, v, nc, full), d[0][v]);
@@ -91,7 +91,7 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
             }
         }
         for (; k < kc; ++k) {
-            vf a0 = sb_bcast(A[k]);
+            vf a0 = vset1(A[k]);
             for (int v = 0; v < NV; ++v)
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
         }
@@ -104,7 +104,7 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
             for (int v = 0; v < NV; ++v)
                 bv[v] = load_b(b, v, nc, full);
             for (int i = 0; i < mr; ++i) {
-                vf a = sb_bcast(A[i * lda + k]);
+                vf a = vset1(A[i * lda + k]);
                 for (int v = 0; v < NV; ++v)
                     c[i][v] = vfmadd(a, bv[v], c[i][v]);
             }
@@ -140,18 +140,18 @@ static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, con
 
 SB_INLINE vf direct_step4(vf s, const float * a, const float * b, size_t ldb, size_t j)
 {
-    s = vfmadd(sb_bcast(a[0]), vload(b + j), s);
-    s = vfmadd(sb_bcast(a[1]), vload(b + ldb + j), s);
-    s = vfmadd(sb_bcast(a[2]), vload(b + 2 * ldb + j), s);
-    return vfmadd(sb_bcast(a[3]), vload(b + 3 * ldb + j), s);
+    s = vfmadd(vset1(a[0]), vload(b + j), s);
+    s = vfmadd(vset1(a[1]), vload(b + ldb + j), s);
+    s = vfmadd(vset1(a[2]), vload(b + 2 * ldb + j), s);
+    return vfmadd(vset1(a[3]), vload(b + 3 * ldb + j), s);
 }
 
 SB_INLINE vf direct_step4_n(vf s, const float * a, const float * b, size_t ldb, size_t j, size_t n)
 {
-    s = vfmadd(sb_bcast(a[0]), vload_n(b + j, n), s);
-    s = vfmadd(sb_bcast(a[1]), vload_n(b + ldb + j, n), s);
-    s = vfmadd(sb_bcast(a[2]), vload_n(b + 2 * ldb + j, n), s);
-    return vfmadd(sb_bcast(a[3]), vload_n(b + 3 * ldb + j, n), s);
+    s = vfmadd(vset1(a[0]), vload_n(b + j, n), s);
+    s = vfmadd(vset1(a[1]), vload_n(b + ldb + j, n), s);
+    s = vfmadd(vset1(a[2]), vload_n(b + 2 * ldb + j, n), s);
+    return vfmadd(vset1(a[3]), vload_n(b + 3 * ldb + j, n), s);
 }
 
 static void direct_block(size_t mr, size_t K, const float * A, size_t lda, const float * B, size_t ldb, float * C,
@@ -182,7 +182,7 @@ static void direct_block(size_t mr, size_t K, const float * A, size_t lda, const
     for (; k < K; ++k) {
         const float * b = B + k * ldb;
         for (size_t i = 0; i < mr; ++i) {
-            vf a = sb_bcast(A[i * lda + k]);
+            vf a = vset1(A[i * lda + k]);
             float * c = C + i * ldc;
             size_t j = 0;
             for (; j < body; j += SB_W)

@@ -26,23 +26,6 @@
 #include "internal/epilogue.h" /* sb_epilogue */
 
 
-/* x in every lane. (vec.h's vset1 computes {0} + x, which turns -0.0 into +0.0 and costs an addition.) */
-SB_INLINE vf sb_bcast(float x)
-{
-#if SB_ISA_AT_LEAST(3)
-    return (vf)_mm512_set1_ps(x);
-#elif SB_ISA_AT_LEAST(2)
-    return (vf)_mm256_set1_ps(x);
-#elif defined(__SSE2__)
-    return (vf)_mm_set1_ps(x);
-#else
-    vf r;
-    for (int i = 0; i < SB_W; ++i)
-        r[i] = x;
-    return r;
-#endif
-}
-
 SB_INLINE vf sb_activate(vf x, int activation, vf p0, vf p1)
 {
     const vf zero = vset1(0.0f), one = vset1(1.0f);
@@ -88,7 +71,7 @@ SB_INLINE void sb_epilogue_row_(float * C, size_t cols, size_t col0, const float
     for (; j + SB_W <= cols; j += SB_W) {
         vf x = vload(C + j);
         if (has_bias)
-            x += bias_per_row ? sb_bcast(row_bias) : vload(bias + col0 + j);
+            x += bias_per_row ? vset1(row_bias) : vload(bias + col0 + j);
         vf q = prelu_per_col ? vload(slopes + col0 + j) : p0;
         vstore(C + j, sb_activate(x, act, q, p1));
     }
@@ -96,7 +79,7 @@ SB_INLINE void sb_epilogue_row_(float * C, size_t cols, size_t col0, const float
         size_t n = cols - j;
         vf x = vload_n(C + j, n);
         if (has_bias)
-            x += bias_per_row ? sb_bcast(row_bias) : vload_n(bias + col0 + j, n);
+            x += bias_per_row ? vset1(row_bias) : vload_n(bias + col0 + j, n);
         vf q = prelu_per_col ? vload_n(slopes + col0 + j, n) : p0;
         vstore_n(C + j, sb_activate(x, act, q, p1), n);
     }
@@ -107,12 +90,12 @@ SB_INLINE void sb_epilogue_rows_(float * C, size_t ldc, size_t rows, size_t cols
 {
     int has_bias = e->bias != NULL;
     int nscalar = sb_activation_scalar_params(act);
-    vf p0 = sb_bcast(nscalar >= 1 ? e->params[0] : 0.0f), p1 = sb_bcast(nscalar >= 2 ? e->params[1] : 0.0f);
+    vf p0 = vset1(nscalar >= 1 ? e->params[0] : 0.0f), p1 = vset1(nscalar >= 2 ? e->params[1] : 0.0f);
     int prelu = act == SimdConvolutionActivationPrelu;
     int prelu_per_col = prelu && !e->params_per_row;
     for (size_t i = 0; i < rows; ++i) {
         float row_bias = has_bias && e->bias_per_row ? e->bias[row0 + i] : 0.0f;
-        vf q = prelu && e->params_per_row ? sb_bcast(e->params[row0 + i]) : p0;
+        vf q = prelu && e->params_per_row ? vset1(e->params[row0 + i]) : p0;
         sb_epilogue_row_(C + i * ldc, cols, col0, e->bias, row_bias, has_bias, e->bias_per_row, e->params, q, p1,
             prelu_per_col, act);
     }

@@ -41,8 +41,36 @@ SB_INLINE void vstorei(int32_t * p, vi v) { *(vi_mem *)p = v; }
 SB_INLINE vb vloadb(const uint8_t * p) { return *(const vb_mem *)p; }
 SB_INLINE void vstoreb(uint8_t * p, vb v) { *(vb_mem *)p = v; }
 
-SB_INLINE vf vset1(float x) { return (vf){0} + x; }
-SB_INLINE vi vset1i(int32_t x) { return (vi){0} + x; }
+/* Broadcasts. Not (vf){0} + x: that costs an add and turns -0.0 into +0.0. */
+SB_INLINE vf vset1(float x)
+{
+#if SB_ISA_AT_LEAST(3)
+    return (vf)_mm512_set1_ps(x);
+#elif SB_ISA_AT_LEAST(2)
+    return (vf)_mm256_set1_ps(x);
+#elif defined(__SSE2__)
+    return (vf)_mm_set1_ps(x);
+#else
+    vf r;
+    for (int i = 0; i < SB_W; ++i) r[i] = x;
+    return r;
+#endif
+}
+
+SB_INLINE vi vset1i(int32_t x)
+{
+#if SB_ISA_AT_LEAST(3)
+    return (vi)_mm512_set1_epi32(x);
+#elif SB_ISA_AT_LEAST(2)
+    return (vi)_mm256_set1_epi32(x);
+#elif defined(__SSE2__)
+    return (vi)_mm_set1_epi32(x);
+#else
+    vi r;
+    for (int i = 0; i < SB_W; ++i) r[i] = x;
+    return r;
+#endif
+}
 SB_INLINE vi vbits(vf v) { return (vi)v; }
 SB_INLINE vf vfloat_bits(vi v) { return (vf)v; }
 
