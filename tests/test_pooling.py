@@ -180,12 +180,13 @@ def _axes(c, h, w, k, s, p, out_hw):
     ((12, 5, 7, (2, 2), (1, 1), (0, 0), (4, 6)), 1, ("pad_channels", 16)),         # Solid2x2: 12*6 % 16 != 0
     ((8, 5, 9, (2, 2), (1, 1), (0, 0), (4, 8)), 1, ("direct", 8)),                 # 8*8 % 16 == 0
     ((2, 9, 40, (2, 2), (2, 2), (0, 0), (4, 20)), 0, ("via_nhwc", 0)),             # floor-mode 2x2/s2
-    ((2, 10, 40, (2, 2), (2, 2), (0, 0), (5, 20)), 0, ("direct", 2)),              # ceil geometry is fine
+    ((2, 10, 40, (2, 2), (2, 2), (0, 0), (5, 20)), 0, ("via_nhwc", 0)),            # every 2D NCHW call: see route
     ((2, 6, 40, (3, 3), (2, 2), (0, 0), (2, 19)), 0, ("via_nhwc", 0)),             # floor-mode 3x3/s2
     ((2, 10, 40, (3, 3), (1, 1), (0, 0), (10, 40)), 0, ("via_nhwc", 0)),           # 3x3/s1 with pad 0
-    ((2, 10, 40, (3, 3), (1, 1), (1, 1), (10, 40)), 0, ("direct", 2)),             # centred: fine
+    ((2, 10, 40, (3, 3), (1, 1), (1, 1), (10, 40)), 0, ("via_nhwc", 0)),
     ((2, 1, 40, (3, 3), (1, 1), (1, 1), (1, 40)), 0, ("via_nhwc", 0)),             # srcH == 1 overflow
-    ((2, 9, 3, (2, 2), (2, 2), (0, 0), (4, 1)), 0, ("direct", 2)),                 # dstW < F: Base runs
+    ((2, 9, 3, (2, 2), (2, 2), (0, 0), (4, 1)), 0, ("via_nhwc", 0)),
+    ((2, 4, 7, (2, 2), (2, 2), (0, 0), (2, 4)), 0, ("via_nhwc", 0)),               # wrong values on v7.1.162
 ])
 def test_upstream_route_decisions(args, fmt, route):
     c, h, w, k, s, p, out_hw = args
@@ -319,3 +320,31 @@ def test_the_trap_sees_defects_when_called_directly(bundled):
     f(trap.ffi.from_buffer("float[]", x), 3, 8, 9, 1, 3, 3, 1, 1, 1, 0, 1, 1,
       trap.ffi.from_buffer("float[]", out), 3, 8, 9, 1)
     assert trap.reached == ["nhwc small channels"]
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_external_library_matches_bundled_on_a_shape_sweep(external, bundled, layout):
+    """Every small geometry through pooling_max on an upstream build gives the bundled library's bits.
+
+    A geometry-based NCHW route let v7.1.162 corrupt the heap (double free) and return wrong values for shapes like
+    (2, 4, 7) k2 s2 end-pad 1; this sweep is what found it.
+    """
+    rng = np.random.default_rng(7)
+    differ = []
+    for c in (1, 3, 8, 9):
+        for h in range(1, 7):
+            for w in range(1, 13):
+                for kernel, stride, pad in (((2, 2), 2, 0), ((3, 3), 2, 0), ((3, 3), 1, 1), ((3, 3), 1, 0),
+                                            ((2, 2), 1, 0), ((2, 3), 3, 1)):
+                    for ceil in (False, True):
+                        x = rng.standard_normal((c, h, w) if layout == "nchw" else (h, w, c)).astype(np.float32)
+                        try:
+                            expected = simdbind.pooling_max(x, kernel, stride, pad, layout=layout,
+                                                            ceil_mode=ceil, library=bundled)
+                        except simdbind.SimdBindError:
+                            continue
+                        got = simdbind.pooling_max(x, kernel, stride, pad, layout=layout, ceil_mode=ceil,
+                                                   library=external)
+                        if not np.array_equal(got, expected):
+                            differ.append((c, h, w, kernel, stride, pad, ceil))
+    assert differ == []
