@@ -379,7 +379,8 @@ def test_cli_list_and_argument_errors(capsys):
 
 def test_cli_runs_a_tiny_benchmark_and_writes_json_and_markdown(tmp_path, capsys):
     out_json, out_md = tmp_path / "b.json", tmp_path / "b.md"
-    code = main(["bench", "--functions", "overhead eltwise sum 16 out=", "--isa", "base", "--peers", "numpy",
+    code = main(["bench", "--library", "bundled", "--functions", "overhead eltwise sum 16 out=", "--isa", "base",
+                 "--peers", "numpy",
                  "--repeats", "1", "--min-time", "0.0002", "--json", str(out_json), "--md", str(out_md)])
     assert code == 0
     data = json.loads(out_json.read_text())

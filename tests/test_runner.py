@@ -217,7 +217,7 @@ def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 
 def test_cli_writes_every_report_and_prints_a_summary(tmp_path):
-    out = cli("--isa", "base", "-k", "max", "-k", "size17", "--report-json", str(tmp_path / "r.json"),
+    out = cli("--library", "bundled", "--isa", "base", "-k", "max", "-k", "size17", "--report-json", str(tmp_path / "r.json"),
               "--junit-xml", str(tmp_path / "r.xml"), "--report-md", str(tmp_path / "r.md"),
               "--report-html", str(tmp_path / "r.html"))
     assert out.returncode == 0, out.stdout + out.stderr

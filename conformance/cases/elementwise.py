@@ -7,6 +7,7 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
+from conformance.adapters import Unsupported
 from conformance.model import Case, Function, register
 from conformance.reference import elementwise as reference
 from conformance.tolerance import EXACT, Tolerance
@@ -78,11 +79,14 @@ EXACT_UNARY = ("abs", "ceil", "floor", "neg", "not", "rcp", "round", "sign", "sq
 #: is within 2 ulp of the exact result on these (vmath.h), which tests/test_elementwise.py checks.
 UNARY_TOLERANCE = {
     "exp": Tolerance(rel=1e-5, max_ulp=2, why="polynomial exp: upstream rel ~1e-7, bundled <= 1.5 ulp"),
-    "log": Tolerance(abs=1e-7, rel=1e-5, max_ulp=2, why="upstream's polynomial log: rel ~2e-6"),
-    "erf": Tolerance(abs=1e-6, rel=1e-5, max_ulp=2, why="polynomial erf"),
+    "log": Tolerance(abs=3e-5, rel=1e-5, max_ulp=2,
+                     why="upstream v7.1.162's polynomial log: abs error up to 1.1e-5 near x = 1 (where log ~ 0)"),
+    "erf": Tolerance(abs=4e-6, rel=1e-5, max_ulp=2, why="upstream v7.1.162's polynomial erf: abs error up to 1.3e-6"),
     "tanh": Tolerance(abs=2e-7, rel=1e-5, max_ulp=2, why="exp-based tanh: upstream tanh(0) = -2.98e-8"),
-    "sin": Tolerance(abs=1e-6, rel=1e-5, max_ulp=2, why="range reduction + polynomial"),
-    "cos": Tolerance(abs=1e-6, rel=1e-5, max_ulp=2, why="range reduction + polynomial"),
+    "sin": Tolerance(abs=3e-5, rel=1e-5, max_ulp=2,
+                     why="upstream v7.1.162's range reduction + polynomial: abs error up to 1.4e-5 for |x| <= 200"),
+    "cos": Tolerance(abs=3e-5, rel=1e-5, max_ulp=2,
+                     why="upstream v7.1.162's range reduction + polynomial: abs error up to 1.4e-5 for |x| <= 200"),
     "rsqrt": Tolerance(rel=4e-4, why="upstream SSE/AVX2 rsqrtps (rel <= 1.5*2^-12); bundled is exact 1/sqrtf"),
 }
 UNARY_CI_SIZES = (7, 17, 67, 12297)
@@ -332,6 +336,12 @@ class Lrn(Function):
         p = case.params
         if not p["direct"]:
             return simdbind.lrn(inputs["x"], p["half"], inputs["k"], case.layout, library=library)
+        if library.kind != "bundled":
+            # Upstream's NHWC index arithmetic wraps for channels < 2*half+1 (spec 3.3): the read can land anywhere,
+            # and did crash the process against v7.1.162. Catalogued as lrn-nhwc-small-channels; simdbind.lrn
+            # routes such calls through NCHW, so users never reach it.
+            raise Unsupported("direct LRN NHWC call with channels < 2*half+1 reads outside src on upstream builds "
+                              "(spec 3.3); not run in process")
         x = inputs["x"]
         out = np.zeros_like(x)
         ffi = library.ffi
