@@ -128,3 +128,13 @@ def bindings(library: Any) -> Bindings:
     if found is None:
         found = library._bindings = Bindings(library)
     return found
+
+
+def yx_pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
+    """A geometry argument (kernel, stride, ...): an int for both axes, or a (y, x) pair of ints, each >= minimum."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ArgumentError(f"{name}: must be an int or a (y, x) pair, got {value!r}")
+        return (size_arg(value[0], f"{name}[0]", minimum=minimum), size_arg(value[1], f"{name}[1]", minimum=minimum))
+    number = size_arg(value, name, minimum=minimum)
+    return number, number

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simdbind._checks import input_array, output_array, size_arg
+from simdbind._checks import input_array, output_array, size_arg, yx_pair
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, ContextClosedError, DTypeError, SimdBindError
 from simdbind.library import Library, default_library
@@ -29,21 +29,11 @@ def _layout(value: Any, name: str = "layout") -> str:
     raise ArgumentError(f"{name}: must be 'nchw' or 'nhwc', got {value!r}")
 
 
-def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
-    """An int (both axes) or a (y, x) pair of ints, each >= minimum."""
-    if isinstance(value, (tuple, list)):
-        if len(value) != 2:
-            raise ArgumentError(f"{name}: must be an int or a (y, x) pair, got {value!r}")
-        return (size_arg(value[0], f"{name}[0]", minimum=minimum), size_arg(value[1], f"{name}[1]", minimum=minimum))
-    number = size_arg(value, name, minimum=minimum)
-    return number, number
-
-
 def _pads(value: Any) -> tuple[int, int, int, int]:
     """pad as (top, left, bottom, right), from an int, a (y, x) pair or the 4-tuple itself."""
     if isinstance(value, (tuple, list)):
         if len(value) == 2:
-            y, x = _pair(value, "pad", 0)
+            y, x = yx_pair(value, "pad", 0)
             return y, x, y, x
         if len(value) == 4:
             return tuple(size_arg(v, f"pad[{i}]", minimum=0) for i, v in enumerate(value))  # type: ignore[return-value]
@@ -131,9 +121,9 @@ class Convolution32f:
             batch, dims = dims[0], dims[1:]
         src_c, src_h, src_w = dims if layout == "nchw" else (dims[2], dims[0], dims[1])
         dst_c = size_arg(out_channels, "out_channels", minimum=1)
-        k_y, k_x = _pair(kernel, "kernel", 1)
-        s_y, s_x = _pair(stride, "stride", 1)
-        d_y, d_x = _pair(dilation, "dilation", 1)
+        k_y, k_x = yx_pair(kernel, "kernel", 1)
+        s_y, s_x = yx_pair(stride, "stride", 1)
+        d_y, d_x = yx_pair(dilation, "dilation", 1)
         top, left, bottom, right = _pads(pad)
         group = size_arg(group, "group", minimum=1)
         if src_c % group:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from simdbind._checks import output_array, size_arg
+from simdbind._checks import output_array, size_arg, yx_pair
 from simdbind.enums import TensorFormat, parse_enum
 from simdbind.errors import ArgumentError, DTypeError
 from simdbind.library import Library, default_library
@@ -35,16 +35,6 @@ _NCHW, _NHWC = int(TensorFormat.NCHW), int(TensorFormat.NHWC)
 
 
 # -- geometry ----------------------------------------------------------------------------------------------------
-def _pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
-    """An int, or a (y, x) pair of ints, each >= minimum."""
-    if isinstance(value, (tuple, list)):
-        if len(value) != 2:
-            raise ArgumentError(f"{name}: must be an int or a (y, x) pair, got {value!r}")
-        return (size_arg(value[0], f"{name}[0]", minimum=minimum), size_arg(value[1], f"{name}[1]", minimum=minimum))
-    number = size_arg(value, name, minimum=minimum)
-    return number, number
-
-
 def _begin_end(value: Any, name: str) -> tuple[int, int]:
     """An int (both sides) or a (begin, end) pair of ints >= 0."""
     if isinstance(value, (tuple, list)):
@@ -267,8 +257,8 @@ def pooling_max(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, layout: s
 def _geometry(h: int, w: int, kernel: Any, stride: Any, pad: Any, ceil_mode: Any) -> tuple[_Axis, _Axis]:
     if not isinstance(ceil_mode, (bool, np.bool_)):
         raise ArgumentError(f"ceil_mode: must be a bool, got {ceil_mode!r}")
-    ky, kx = _pair(kernel, "kernel", 1)
-    sy, sx = _pair(stride, "stride", 1)
+    ky, kx = yx_pair(kernel, "kernel", 1)
+    sy, sx = yx_pair(stride, "stride", 1)
     pad_y, pad_x = _pads(pad)
     return (_axis("y", h, ky, sy, pad_y, bool(ceil_mode), "pad"),
             _axis("x", w, kx, sx, pad_x, bool(ceil_mode), "pad"))
