@@ -1,8 +1,10 @@
 """How an actual array is compared with the reference, and the error figures a report shows.
 
-An element passes when it is bitwise equal to the expected one, when both are NaN, or when
+An element passes when it is bitwise equal to the expected one, when both are NaN, or when both are finite and
 ``|actual - expected| <= abs + rel * |expected|``. ``exact=True`` leaves only the first two (NaN payloads are not
 compared). ``ulp`` is reported for every float comparison; a bound on it can replace abs/rel (``max_ulp``).
+An infinity matches only itself under abs/rel (``rel * inf`` would admit any finite value); under ``max_ulp`` the
+largest finite value is one ulp from infinity, as in the bit patterns.
 The reported ULP and relative figures leave out passing elements whose expected value is tiny next to the
 output's largest (:data:`SIGNIFICANT`): there an absolute tolerance governs and the ratios only measure
 cancellation.
@@ -90,10 +92,10 @@ def compare(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> C
         ulp = np.where(ok, 0.0, _ulp_distance(a_sub, e_sub))
         # Values that are equal but differ in the sign of zero are a bit mismatch, not a numeric one.
         if not tolerance.exact:
-            within = diff <= tolerance.abs + tolerance.rel * np.abs(e64)
+            within = (diff <= tolerance.abs + tolerance.rel * np.abs(e64)) & np.isfinite(a64) & np.isfinite(e64)
             if tolerance.max_ulp is not None:
-                within |= ulp <= tolerance.max_ulp
-            ok |= within & ~np.isnan(a64) & ~np.isnan(e64)
+                within |= (ulp <= tolerance.max_ulp) & ~np.isnan(a64) & ~np.isnan(e64)
+            ok |= within
     # ULP and relative figures of elements that pass although their expected value is tiny next to the output's
     # largest (cancellation noise, which the absolute figure covers) would swamp the ones that mean something.
     magnitudes = np.abs(e.astype(np.float64))

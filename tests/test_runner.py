@@ -308,6 +308,23 @@ def test_figures_leave_out_passing_cancellation_noise_but_never_a_failing_elemen
         True, 0, 5)
 
 
+def test_an_infinity_matches_only_itself_under_a_relative_tolerance():
+    # rel * |inf| is inf: without the finiteness rule, a clamped 2**127 passed for an expected +inf (found on
+    # upstream's exp, whose catalogued clamp then showed as a catalogued case that 'passed').
+    from conformance.tolerance import Tolerance, compare
+
+    expected = np.array([np.inf, -np.inf, 1.0, np.inf], np.float32)
+    clamped = np.array([2.0 ** 127, -np.inf, 1.0, np.inf], np.float32)
+    result = compare(clamped, expected, Tolerance(rel=1e-5, abs=1e-6))
+    assert (result.passed, result.mismatches) == (False, 1)
+    assert result.first_mismatch.startswith("index 0:")
+    assert not compare(expected, clamped, Tolerance(rel=1e-5)).passed  # inf where a finite value is expected
+    assert not compare(-expected, expected, Tolerance(rel=1.0)).passed  # -inf for +inf
+    largest = np.array([np.finfo(np.float32).max], np.float32)
+    assert compare(largest, np.array([np.inf], np.float32), Tolerance(max_ulp=1)).passed  # 1 ulp apart in bits
+    assert not compare(largest, np.array([np.inf], np.float32), Tolerance(max_ulp=0, rel=1.0)).passed
+
+
 def test_repeated_libraries_are_one_implementation_each():
     names = [i.name for i in implementations(["bundled", "bundled"], "base")]
     assert names == ["bundled-base"]
