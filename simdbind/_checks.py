@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simdbind.errors import ArgumentError, DTypeError
+from simdbind.errors import ArgumentError, DTypeError, FunctionNotAvailableError
 
 
 def input_array(value: Any, name: str, dtype: np.dtype | type) -> np.ndarray:
@@ -138,3 +138,31 @@ def yx_pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
         return (size_arg(value[0], f"{name}[0]", minimum=minimum), size_arg(value[1], f"{name}[1]", minimum=minimum))
     number = size_arg(value, name, minimum=minimum)
     return number, number
+
+
+# -- C-side fast path (bench, issue 8): simdbind._fastcall, see "How to keep a wrapper fast" above --------------
+try:
+    from simdbind import _fastcall
+except ImportError:  # not built (e.g. an interpreter without C extensions): wrappers take their ordinary path
+    _fastcall = None
+else:
+    _fastcall.init(np.ndarray, np.empty, F32)
+
+
+def fast_address(c: Bindings, name: str, signature: str) -> int:
+    """The address of C function `name` as an int for :mod:`simdbind._fastcall`, or 0 when there is no fast call
+    (extension not built, function absent, or its cffi type is not `signature`). Kept in ``c.cache[name]``, so a
+    hot path reads ``c.cache.get(name)`` and calls this only on a miss."""
+    address = 0
+    if _fastcall is not None:
+        ffi = c.ffi
+        try:
+            fn = c.function(name)
+            if not isinstance(fn, ffi.CData):  # API mode: a built-in function; ABI mode: already a pointer
+                fn = ffi.addressof(c.library.lib, name)
+            if ffi.typeof(fn) == ffi.typeof(signature):
+                address = int(ffi.cast("uintptr_t", fn))
+        except (FunctionNotAvailableError, AttributeError, TypeError, ffi.error):
+            address = 0  # the ordinary path raises what applies
+    c.cache[name] = address
+    return address

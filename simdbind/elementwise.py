@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simdbind._checks import F32, bindings, input_array, output_array, size_arg
+from simdbind._checks import F32, _fastcall, bindings, fast_address, input_array, output_array, size_arg
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError
 from simdbind import library as _library_module
@@ -21,9 +21,13 @@ _ELTWISE_OPS: dict[object, EltwiseOperation] = {
 _ONES: dict[int, np.ndarray] = {}
 # eltwise fast path (bench engineer): see "How to keep a wrapper fast" in _checks.py
 _ELTWISE_NAMES: dict[str, EltwiseOperation] = {m.name.lower(): m for m in EltwiseOperation}
-_ELTWISE_KEY = "eltwise"  # Bindings.cache key of the fast path's constants
 _ELTWISE_FN = "SimdSynetEltwiseLayerForward"
+_ELTWISE_SIGNATURE = "void(*)(float const * const *, const float *, size_t, size_t, SimdSynetEltwiseOperationType, float *)"
+_UNARY_FN = "SimdSynetUnaryOperation32f"
+_UNARY_SIGNATURE = "void(*)(const float *, size_t, SimdSynetUnaryOperation32fType, float *)"
 _ndarray, _empty = np.ndarray, np.empty
+_fast_eltwise = getattr(_fastcall, "eltwise", None)
+_fast_unary = getattr(_fastcall, "unary", None)
 
 
 def _ones(count: int) -> np.ndarray:
@@ -64,43 +68,21 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
         operation = _ELTWISE_OPS.get(op) if isinstance(op, (str, int)) else None
         if operation is None:
             operation = parse_enum(EltwiseOperation, op, "op")
-    # Fast path (see "How to keep a wrapper fast" in _checks.py): two exact float32 arrays of one shape, default
-    # weights, no `out` or an exact one. It only accepts; anything else, or any doubt, takes the full checks below.
-    if weights is None and (type(inputs) is list or type(inputs) is tuple) and len(inputs) == 2:
-        a, b = inputs
-        if type(a) is _ndarray and type(b) is _ndarray and a.dtype is F32 and b.dtype is F32:
-            shape = a.shape
-            if shape == b.shape and (out is None or (type(out) is _ndarray and out.dtype is F32
-                                                     and out.shape == shape)):
-                lib = library or _library_module._default or default_library()
-                c = lib._bindings or bindings(lib)
-                from_buffer, f32 = c.from_buffer, c.f32
-                try:  # from_buffer refuses non-C-contiguous arrays (ValueError)
-                    pa, pb = from_buffer(f32, a), from_buffer(f32, b)
-                    if out is None:
-                        result = _empty(shape, F32)
-                        pd = from_buffer(f32, result)  # fresh, so writeable and apart from the inputs
-                        ok = True
-                    else:
-                        flags = out.flags
-                        ok = flags.writeable
-                        if ok:
-                            result, pd, n = out, from_buffer(f32, out), len(pa)
-                            # out may be a or b exactly, never overlap either partially. Two distinct arrays that
-                            # own their data are apart (flags, cheap); otherwise compare the equal-size ranges.
-                            if not (flags.owndata and (out is a or a.flags.owndata) and (out is b or b.flags.owndata)):
-                                end = pd + n
-                                ok = ((pd == pa or not (pa < end and pd < pa + n))
-                                      and (pd == pb or not (pb < end and pd < pb + n)))
-                except ValueError:
-                    ok = False
-                if ok:
-                    cached = c.cache.get(_ELTWISE_KEY)  # (C function, unit weights of two inputs as cdata)
-                    if cached is None:
-                        cached = c.cache[_ELTWISE_KEY] = (c.function(_ELTWISE_FN), from_buffer(f32, _ones(2)))
-                    fn, ones = cached
-                    fn([pa, pb], ones if operation == 1 else c.null, 2, len(pa), operation, pd)  # 1: SUM
-                    return result
+    # Fast path (see "How to keep a wrapper fast" in _checks.py): simdbind._fastcall makes the call when every
+    # argument is plainly right (exact float32 ndarrays, C-contiguous, equal shapes, weights of the right count,
+    # out writable and exactly aliasing or apart) and returns None otherwise: the checks below then raise the
+    # documented errors. It needs a library in hand (given, or the default already loaded), so that a library
+    # that fails to load never hides an argument error.
+    lib = library or _library_module._default
+    if lib is not None:
+        c = lib._bindings or bindings(lib)
+        address = c.cache.get(_ELTWISE_FN)
+        if address is None:
+            address = fast_address(c, _ELTWISE_FN, _ELTWISE_SIGNATURE)
+        if address:
+            result = _fast_eltwise(address, inputs, weights, operation, out)
+            if result is not None:
+                return result
     if not isinstance(inputs, (list, tuple)):
         raise ArgumentError(f"inputs: must be a list or tuple of arrays, got {type(inputs).__name__}")
     count = len(inputs)
@@ -139,7 +121,6 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
 _UNARY_CODES: dict[object, int] = {  # accepted spellings -> the C value (plain ints: the fastest for cffi)
     **{m.name.lower(): int(m) for m in UnaryOperation}, **{int(m): int(m) for m in UnaryOperation}}
 _UNARY_NAMES: dict[str, int] = {m.name.lower(): int(m) for m in UnaryOperation}
-_UNARY_KEY = "unary"
 _SOFTMAX_KEY = "softmax32f"
 _FLOAT32 = np.dtype(np.float32)
 
@@ -179,38 +160,22 @@ def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None,
         `out`, or a new array.
     """
     operation = _UNARY_NAMES.get(op) if type(op) is str else None  # a str-only dict (see _checks.py)
-    # Fast path (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, no `out` or a distinct
-    # owning one of its shape. It only accepts; anything else, or any doubt, takes the full checks below.
-    if operation is not None and type(x) is _ndarray and x.dtype is F32 and (
-            out is None or (type(out) is _ndarray and out.dtype is F32 and out.shape == x.shape)):
-        lib = library or _library_module._default or default_library()
-        c = lib._bindings or bindings(lib)
-        from_buffer, f32 = c.from_buffer, c.f32
-        try:  # from_buffer refuses non-C-contiguous arrays (ValueError)
-            px = from_buffer(f32, x)
-            if out is None:
-                result = _empty(x.shape, F32)
-                ok = True
-            else:
-                flags = out.flags
-                # out may be x exactly; two distinct arrays that own their data cannot overlap
-                ok = flags.writeable and (out is x or (flags.owndata and x.flags.owndata))
-                result = out
-            if ok:
-                pd = px if result is x else from_buffer(f32, result)
-        except ValueError:
-            ok = False
-        if ok:
-            fn = c.cache.get(_UNARY_KEY)
-            if fn is None:
-                fn = c.cache[_UNARY_KEY] = c.function("SimdSynetUnaryOperation32f")
-            if len(px):
-                fn(px, len(px), operation, pd)
-            return result
     if operation is None:
         operation = _UNARY_CODES.get(op) if type(op) is int else None
     if operation is None:
         operation = int(parse_enum(UnaryOperation, op, "op"))
+    # Fast path (see eltwise): simdbind._fastcall takes an exact float32 ndarray, C-contiguous, and no `out` or a
+    # writable one of its shape that is x exactly or apart from it; None otherwise, and the checks below run.
+    lib = library or _library_module._default
+    if lib is not None:
+        c = lib._bindings or bindings(lib)
+        address = c.cache.get(_UNARY_FN)
+        if address is None:
+            address = fast_address(c, _UNARY_FN, _UNARY_SIGNATURE)
+        if address:
+            result = _fast_unary(address, x, operation, out)
+            if result is not None:
+                return result
     if type(x) is np.ndarray and x.dtype == _FLOAT32 and x.flags.c_contiguous:
         array = x  # the common case, without the general checks' overhead
     else:
