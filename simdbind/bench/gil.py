@@ -1,10 +1,12 @@
 """The GIL is released during C calls: two Python threads calling simdbind in parallel scale.
 
-cffi releases the GIL around every call into C, so the C work of two Python threads overlaps; only the Python
-part of each call (validation, a few microseconds) is serialized. The case runs 2 x `calls` eltwise calls on
-L2-resident arrays: split over two Python threads (the simdbind row) or in one thread (variant
-``1 Python thread``). ``vs 1 Python thread`` is the scaling (ideal: 2.0 with two free cores; less when other
-processes share them). NumPy, which also releases the GIL in its loops, is the peer.
+simdbind releases the GIL around every C call on 4096 elements or more (simdbind._fastcall; cffi, on the ordinary
+path, around every call), so the C work of two Python threads overlaps; only the Python part of each call (under a
+microsecond) is serialized. Each case runs 2 x `calls` calls on L2-resident arrays: split over two Python threads
+(the simdbind row) or in one thread (variant ``1 Python thread``). ``vs 1 Python thread`` is the scaling (ideal:
+2.0 with two free cores; less when other processes share them). The ``unary exp 64K`` row is compute-bound, so it
+shows the scaling itself; the ``eltwise max 32K`` row moves 12 bytes per compare and is bound by cache bandwidth.
+NumPy, which also releases the GIL in its loops, is the peer.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import numpy as np
 
 import simdbind
 
-SIZE = 1 << 15  # 32 K floats: three arrays stay in L2, so the calls are compute-, not memory-bound
+SIZE = 1 << 15  # 32 K floats: three arrays stay in L2
+EXP_SIZE = 1 << 16  # 64 K floats for the compute-bound row
 
 
 class _TwoThreads:
@@ -59,11 +62,11 @@ def _two_threads() -> _TwoThreads:
     return _pool
 
 
-def cases(quick: bool = False) -> list[dict[str, Any]]:
-    calls = 16 if quick else 64
-    rng = np.random.default_rng(8)
-    x, y = (rng.standard_normal(SIZE).astype(np.float32) for _ in range(2))
-    outs = [np.empty(SIZE, np.float32) for _ in range(2)]
+def _scaling_case(name: str, calls: int, size: int, call: Callable[[Any, np.ndarray], Any],
+                  numpy_call: Callable[[np.ndarray], Any], note: str) -> dict[str, Any]:
+    """2 x `calls` calls of `call(library, out)`: split over two Python threads (the simdbind row) or made by one
+    (variant ``1 Python thread``); each thread writes its own output."""
+    outs = [np.empty(size, np.float32) for _ in range(2)]
 
     def loop(fn: Callable[[np.ndarray], Any]) -> tuple[Callable[[], None], Callable[[], None]]:
         def make(o: np.ndarray) -> Callable[[], None]:
@@ -74,12 +77,12 @@ def cases(quick: bool = False) -> list[dict[str, Any]]:
         return make(outs[0]), make(outs[1])
 
     def parallel(library: Any) -> Callable[[], None]:
-        a, b = loop(lambda o: simdbind.eltwise([x, y], "max", out=o, library=library))
+        a, b = loop(lambda o: call(library, o))
         pool = _two_threads()
         return lambda: pool.run(a, b)
 
     def sequential(library: Any) -> Callable[[], None]:
-        a, b = loop(lambda o: simdbind.eltwise([x, y], "max", out=o, library=library))
+        a, b = loop(lambda o: call(library, o))
 
         def both() -> None:
             a()
@@ -87,16 +90,32 @@ def cases(quick: bool = False) -> list[dict[str, Any]]:
         return both
 
     def numpy_parallel() -> Callable[[], None]:
-        a, b = loop(lambda o: np.maximum(x, y, out=o))
+        a, b = loop(numpy_call)
         pool = _two_threads()
         return lambda: pool.run(a, b)
 
-    return [{
-        "name": f"gil 2 Python threads x {calls} eltwise max 32K", "family": "gil", "unit": "Gelem/s",
-        "work": 2 * calls * SIZE, "simdbind": parallel, "variants": {"1 Python thread": sequential},
-        "versus": ["1 Python thread"], "peers": {"numpy": numpy_parallel},
-        "note": "two Python threads each making the calls vs one thread making all of them",
-    }]
+    return {"name": name, "family": "gil", "unit": "Gelem/s", "work": 2 * calls * size, "simdbind": parallel,
+            "variants": {"1 Python thread": sequential}, "versus": ["1 Python thread"],
+            "peers": {"numpy": numpy_parallel}, "note": note}
+
+
+def cases(quick: bool = False) -> list[dict[str, Any]]:
+    calls = 16 if quick else 64
+    rng = np.random.default_rng(8)
+    x, y = (rng.standard_normal(SIZE).astype(np.float32) for _ in range(2))
+    # exp: ~10 flops per element, so the C part dominates each call and the arrays (2 x 256 KiB per thread) stay in
+    # the core's L2: the case that shows the GIL-free scaling itself
+    z = rng.uniform(-10, 10, EXP_SIZE).astype(np.float32)
+    return [
+        _scaling_case(f"gil 2 Python threads x {calls} unary exp 64K", calls, EXP_SIZE,
+                      lambda library, o: simdbind.unary(z, "exp", out=o, library=library),
+                      lambda o: np.exp(z, out=o),
+                      "compute-bound: two Python threads each making the calls vs one thread making all of them"),
+        _scaling_case(f"gil 2 Python threads x {calls} eltwise max 32K", calls, SIZE,
+                      lambda library, o: simdbind.eltwise([x, y], "max", out=o, library=library),
+                      lambda o: np.maximum(x, y, out=o),
+                      "one compare per 12 bytes moved: bound by cache bandwidth, so it scales less"),
+    ]
 
 
 def python_progress(library: Any = None, size: int = 1 << 24, calls: int = 20) -> dict[str, float]:

@@ -26,18 +26,19 @@ def _require(library: Any, name: str) -> Any:
     return library.function(name)
 
 
-def _eltwise_raw(x: np.ndarray, y: np.ndarray, ones: np.ndarray, o: np.ndarray
-                 ) -> Callable[[Any], Callable[[], Any]]:
+def _eltwise_raw(x: np.ndarray, y: np.ndarray, ones: np.ndarray, o: np.ndarray, op: int = 1, count: int = 2,
+                 weighted: bool = True) -> Callable[[Any], Callable[[], Any]]:
+    """The C call with prebuilt cdata: `count` sources (x, y, x, ...), `op`, weights `ones` or NULL."""
     def factory(library: Any) -> Callable[[], Any]:
         fn = _require(library, "SimdSynetEltwiseLayerForward")
         ffi = library.ffi
         t = ffi.typeof("float[]")
         keep = [ffi.from_buffer(t, x), ffi.from_buffer(t, y), ffi.from_buffer(t, ones), ffi.from_buffer(t, o, True)]
-        srcs = ffi.new("float *[]", keep[:2])  # does not own keep[:2]: the closure does
-        weight, dst = keep[2], keep[3]
+        srcs = ffi.new("float *[]", [keep[i % 2] for i in range(count)])  # does not own keep[:2]: the closure does
+        weight, dst = (keep[2] if weighted else ffi.NULL), keep[3]
 
         def call() -> None:
-            fn(srcs, weight, 2, SIZE, 1, dst)
+            fn(srcs, weight, count, SIZE, op, dst)
 
         call.keep = keep  # type: ignore[attr-defined]
         return call
@@ -63,17 +64,17 @@ def _eltwise_raw_from_arrays(x: np.ndarray, y: np.ndarray, ones: np.ndarray, o: 
     return factory
 
 
-def _unary_raw(x: np.ndarray, o: np.ndarray) -> Callable[[Any], Callable[[], Any]]:
+def _unary_raw(x: np.ndarray, o: np.ndarray, op: str = "abs") -> Callable[[Any], Callable[[], Any]]:
     def factory(library: Any) -> Callable[[], Any]:
         fn = _require(library, "SimdSynetUnaryOperation32f")
         ffi = library.ffi
         t = ffi.typeof("float[]")
         keep = [ffi.from_buffer(t, x), ffi.from_buffer(t, o, True)]
         src, dst = keep
-        op = int(simdbind.UnaryOperation.ABS)
+        code = int(simdbind.UnaryOperation[op.upper()])
 
         def call() -> None:
-            fn(src, SIZE, op, dst)
+            fn(src, SIZE, code, dst)
 
         call.keep = keep  # type: ignore[attr-defined]
         return call
@@ -104,21 +105,42 @@ def cases(quick: bool = False) -> list[dict[str, Any]]:
          "variants": variants, "peers": new_peers, "budget": BUDGET,
          "note": "the same, allocating the result (np.add(x, y))"},
     ]
+    weights = [0.5, 2.0]
+    weighted_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.add(x, np.multiply(y, 2.0, out=o), out=o)}
+    three_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.maximum(np.maximum(x, y, out=o), x, out=o)}
+    result += [
+        {"name": "overhead eltwise sum 16 weights out=", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
+         "simdbind": lambda library: (lambda: simdbind.eltwise([x, y], "sum", weights, out=o, library=library)),
+         "variants": {"raw cffi": _eltwise_raw(x, y, ones, o)}, "peers": weighted_peers, "budget": BUDGET,
+         "note": "simdbind.eltwise([x, y], 'sum', [0.5, 2.0], out=o): weights as a list; numpy: 2 ufunc calls"},
+        {"name": "overhead eltwise max 16 x3 out=", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
+         "simdbind": lambda library: (lambda: simdbind.eltwise([x, y, x], "max", out=o, library=library)),
+         "variants": {"raw cffi": _eltwise_raw(x, y, ones, o, op=2, count=3, weighted=False)},
+         "peers": three_peers, "budget": BUDGET,
+         "note": "three inputs: simdbind.eltwise([x, y, x], 'max', out=o); numpy: 2 ufunc calls"},
+    ]
     if hasattr(simdbind, "unary"):  # lands with the elementwise family
         unary = getattr(simdbind, "unary")
-        unary_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.abs(x, out=o)}
-        if torch is not None:
-            tx, to = torch.from_numpy(x), torch.from_numpy(o)
-            unary_peers["torch"] = lambda: torch.abs(tx, out=to)
+        z = np.abs(x) + np.float32(0.5)  # positive, for the ops with a domain
 
-        def unary_call(library: Any) -> Callable[[], Any]:
-            _require(library, "SimdSynetUnaryOperation32f")
-            call = lambda: unary(x, "abs", out=o, library=library)  # noqa: E731
-            call()  # a signature mismatch shows here, as this case's error
-            return call
+        def unary_case(op: str, numpy_fn: Callable[..., Any], new: bool = False) -> dict[str, Any]:
+            peers: dict[str, Callable[[], Any]] = {"numpy": (lambda: numpy_fn(z)) if new
+                                                   else (lambda: numpy_fn(z, out=o))}
+            if torch is not None and hasattr(torch, op):
+                tz, to, tfn = torch.from_numpy(z), torch.from_numpy(o), getattr(torch, op)
+                peers["torch"] = (lambda: tfn(tz)) if new else (lambda: tfn(tz, out=to))
 
-        result.append(
-            {"name": "overhead unary abs 16 out=", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
-             "simdbind": unary_call, "variants": {"raw cffi": _unary_raw(x, o)}, "peers": unary_peers,
-             "budget": BUDGET, "note": "simdbind.unary(x, 'abs', out=o) on 16 floats"})
+            def simdbind_call(library: Any) -> Callable[[], Any]:
+                _require(library, "SimdSynetUnaryOperation32f")
+                call = ((lambda: unary(z, op, library=library)) if new  # noqa: E731
+                        else (lambda: unary(z, op, out=o, library=library)))
+                call()  # a signature mismatch shows here, as this case's error
+                return call
+
+            return {"name": f"overhead unary {op} 16 {'new' if new else 'out='}", "family": "overhead",
+                    "unit": "Gelem/s", "work": SIZE, "simdbind": simdbind_call,
+                    "variants": {"raw cffi": _unary_raw(z, o, op)}, "peers": peers, "budget": BUDGET,
+                    "note": f"simdbind.unary(x, {op!r}{'' if new else ', out=o'}) on 16 floats"}
+
+        result += [unary_case("abs", np.abs), unary_case("abs", np.abs, new=True), unary_case("exp", np.exp)]
     return result
