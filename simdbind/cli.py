@@ -181,6 +181,9 @@ def _bench(args: argparse.Namespace) -> int:
             b = m.budget
             print(f"overhead {m.case} {m.implementation}: {b['median_us']:.2f} us vs raw {b['baseline_us']:.2f} us, "
                   f"budget {b['limit_us']:.2f} us: {'met' if b['met'] else 'NOT met'}")
+    for case, impl, _, ratios in harness.thread_scaling_rows(measurements):
+        print(f"threads {case} {impl}: " + ", ".join(
+            f"{n} vs {threads[0]}: {r:.2f}x" for n, r in zip(sorted(set(threads))[1:], ratios[1:]) if r))
     for line in harness.family_summary(measurements):
         print(line.replace("**", ""))
     if args.json:

@@ -420,3 +420,34 @@ def test_python_progress_demo_reports_three_rates():
     assert list(rates) == ["other thread sleeping", "other thread in simdbind C calls",
                            "other thread in a GIL-holding C call"]
     assert all(value >= 0 for value in rates.values())
+
+
+def test_thread_scaling_table_has_a_row_per_case_and_implementation_with_its_ratio():
+    ms = [measurement("bundled-avx2", "simdbind", 2e-3, case="conv"),
+          measurement("bundled-avx2", "simdbind", 1e-3, case="conv", threads=2),
+          measurement("numpy", "peer", 3e-3, case="conv"), measurement("numpy", "peer", 4e-3, case="conv", threads=2),
+          measurement("bundled-avx2 raw", "variant", 1e-3, case="conv"),  # one thread count only: no row
+          measurement("bundled-avx2", "simdbind", None, samples=[], case="gemm", threads=2)]
+    rows = harness.thread_scaling_rows(ms)
+    assert [(case, impl, ratios[1]) for case, impl, _, ratios in rows] == [
+        ("conv", "bundled-avx2", 2.0), ("conv", "numpy", 0.75)]
+    table = harness.thread_scaling_table(ms)
+    assert table[0] == "| case | implementation | 1 thr µs | 2 thr µs | 2 vs 1 thr (ideal 2x) |"
+    assert table[2:] == ["| conv | bundled-avx2 | 2,000 | 1,000 | 2.00x |", "| conv | numpy | 3,000 | 4,000 | 0.75x |"]
+    assert harness.thread_scaling_table(ms[:1]) == []
+    report = Report(meta={"command": "simdbind bench --threads 1,2"}, measurements=ms)
+    text = harness.to_markdown(report)
+    assert "| conv | bundled-avx2 | 2,000 | 1,000 | 2.00x |" in text and "- **fam**, 2 vs 1 threads" in text
+
+
+def test_blas_threads_follow_the_run_and_are_restored(bundled_targets):
+    blas = harness._BlasThreads()
+    if not blas.found:
+        pytest.skip("no OpenBLAS loaded in this process (or no /proc/self/maps)")
+    before = blas.get()
+    seen = []
+    case = Case.from_dict(case_dict(simdbind=None, peers={"numpy": lambda: seen.append(harness._BlasThreads().get())}))
+    harness.run([case], bundled_targets[:1], threads=(1, 2), repeats=1, min_time=0.0)
+    assert [1] * len(before) in seen and len(seen) >= 2  # one thread at the 1-thread row (OpenBLAS may clamp 2)
+    assert blas.get() == before
+    assert harness.environment()["blas_threads"]

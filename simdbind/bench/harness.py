@@ -349,7 +349,55 @@ class Report:
                 "measurements": [asdict(m) for m in self.measurements]}
 
 
-def _set_threads(libraries: Iterable[Any], count: int) -> None:
+class _BlasThreads:
+    """The thread count of the OpenBLAS builds loaded in this process (NumPy's, PyTorch's), set through their own
+    ``openblas_set_num_threads``, so that a peer row at "1 thread" runs NumPy's matmul on one thread too (without
+    this, OpenBLAS uses every core at every row). Linux only (it finds the libraries in /proc/self/maps); elsewhere,
+    or when none is loaded, :attr:`found` is empty and nothing is changed."""
+
+    _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
+                "openblas_set_num_threads")
+
+    def __init__(self) -> None:
+        import ctypes
+
+        self.found: list[tuple[str, Any, Any]] = []  # (path, setter, getter or None)
+        paths: list[str] = []
+        try:
+            with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+                for line in maps:
+                    parts = line.split(maxsplit=5)
+                    path = parts[5].strip() if len(parts) == 6 else ""
+                    if "openblas" in os.path.basename(path).lower() and path not in paths:
+                        paths.append(path)
+        except OSError:
+            return
+        for path in paths:
+            try:
+                dll = ctypes.CDLL(path)  # already loaded: the same handle
+            except OSError:
+                continue
+            for name in self._SETTERS:
+                setter = getattr(dll, name, None)
+                if setter is not None:
+                    getter = getattr(dll, name.replace("set_num_threads", "get_num_threads"), None)
+                    if getter is not None:
+                        getter.restype = ctypes.c_int
+                    setter.argtypes = [ctypes.c_int]
+                    self.found.append((path, setter, getter))
+                    break
+
+    def get(self) -> list[int | None]:
+        return [getter() if getter is not None else None for _, _, getter in self.found]
+
+    def set(self, counts: int | Sequence[int | None]) -> None:
+        values = [counts] * len(self.found) if isinstance(counts, int) else list(counts)
+        for (_, setter, _), count in zip(self.found, values):
+            if count is not None and count >= 1:
+                setter(count)
+
+
+def _set_threads(libraries: Iterable[Any], count: int, blas: _BlasThreads | None = None) -> None:
     global _current_threads
     _current_threads = count
     for library in libraries:
@@ -357,6 +405,8 @@ def _set_threads(libraries: Iterable[Any], count: int) -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(count)
+    if blas is not None:
+        blas.set(count)
 
 
 def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[str] = ("all",),
@@ -370,10 +420,12 @@ def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[st
     saved_threads = {id(lib): lib.threads for lib in libraries}
     torch = sys.modules.get("torch")
     saved_torch = torch.get_num_threads() if torch is not None else None
+    blas = _BlasThreads()
+    saved_blas = blas.get()
     results: list[Measurement] = []
     try:
         for count in threads:
-            _set_threads(libraries, count)
+            _set_threads(libraries, count, blas)
             for case in cases:
                 case_results = _run_case(case, target_list, peers, count, repeats, min_time, timer)
                 speedups(case_results, case.versus)
@@ -389,6 +441,7 @@ def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[st
             lib.set_threads(saved_threads[id(lib)])
         if torch is not None and saved_torch is not None:
             torch.set_num_threads(saved_torch)
+        blas.set(saved_blas)
         _current_threads = 1
     return results
 
@@ -494,6 +547,8 @@ def environment(target_list: Sequence[Target] = ()) -> dict[str, Any]:
         "versions": {name: v for name in ("simdbind", "numpy", "cffi", "torch", "onnxruntime", "matplotlib")
                      if (v := _version(name))},
         "libraries": libraries,
+        # OpenBLAS builds whose thread count follows --threads (NumPy's matmul peers); none: they use every core
+        "blas_threads": [os.path.basename(path) for path, _, _ in _BlasThreads().found],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
 
@@ -572,6 +627,39 @@ def thread_scaling(measurements: Sequence[Measurement]) -> list[str]:
                     parts.append(f"{impl} {geo:.2f}x")
             if parts:
                 lines.append(f"- **{family}**, {count} vs {counts[0]} threads: " + "; ".join(parts))
+    return lines
+
+
+def thread_scaling_rows(measurements: Sequence[Measurement]) -> list[tuple[str, str, list[float | None], list[float | None]]]:
+    """Per case and implementation measured at two or more thread counts: (case, implementation, median seconds
+    per count, scaling per count = median at the fewest threads / median at this count; None where missing)."""
+    ms = [m for m in measurements if m.ok]
+    counts = sorted({m.threads for m in ms})
+    if len(counts) < 2:
+        return []
+    index = {(m.case, m.implementation, m.threads): m.median for m in ms}
+    rows = []
+    for case, impl in dict.fromkeys((m.case, m.implementation) for m in ms):
+        medians = [index.get((case, impl, n)) for n in counts]
+        if sum(x is not None for x in medians) < 2 or medians[0] is None:
+            continue
+        rows.append((case, impl, medians, [medians[0] / x if x else None for x in medians]))
+    return rows
+
+
+def thread_scaling_table(measurements: Sequence[Measurement]) -> list[str]:
+    """A Markdown table of :func:`thread_scaling_rows`: time per call at each thread count and the scaling (ideal:
+    the thread ratio)."""
+    rows = thread_scaling_rows(measurements)
+    if not rows:
+        return []
+    counts = sorted({m.threads for m in measurements if m.ok})
+    head = (["case", "implementation"] + [f"{n} thr µs" for n in counts]
+            + [f"{n} vs {counts[0]} thr (ideal {n / counts[0]:g}x)" for n in counts[1:]])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for case, impl, medians, ratios in rows:
+        lines.append("| " + " | ".join([case, impl] + [_us(x) for x in medians]
+                                       + [f"{r:.2f}x" if r else "-" for r in ratios[1:]]) + " |")
     return lines
 
 
@@ -655,8 +743,10 @@ def to_markdown(report: Report) -> str:
                          f"{b['limit_us']:.2f} µs: {verdict}{by_min}")
     scaling = thread_scaling(ms)
     if scaling:
-        lines += ["", "Thread scaling (time at the fewest threads / time at more; geometric mean per family):", ""]
-        lines += scaling
+        lines += ["", "Thread scaling (time at the fewest threads / time at more; library threads set by "
+                  "SimdSetThreadNumber, PyTorch's and the loaded OpenBLAS builds' (NumPy matmul) set alike):", ""]
+        lines += thread_scaling_table(ms)
+        lines += ["", "Geometric mean per family:", ""] + scaling
     summary = family_summary(ms)
     if summary:
         lines += ["", "Where the bundled library stands, at its best ISA here (geometric mean of the speedups over "
