@@ -2,27 +2,37 @@
 
 # How to keep a wrapper fast (issue 8's budget: a tiny call costs at most 1.5x the raw cffi call + 1 us; measure
 # with `simdbind bench --functions overhead --timer thread`). Costs below are per operation on the 2-core EPYC
-# these were measured on (Python 3.11): every attribute, comparison or call is 25-90 ns, so count them.
-# - Add a fast path for the common case that only *accepts*: exact types (`type(x) is np.ndarray`), native
-#   dtypes by identity (`x.dtype is F32`), equal shapes. Anything else, or any doubt, falls through to the
-#   ordinary checks, which raise the documented errors: no rule is weakened or reordered.
-# - Let cffi check what it checks anyway: `from_buffer(ctype, a)` raises ValueError for a non-C-contiguous
-#   array (catch it, take the ordinary path). Pass `require_writable` positionally if at all (as a keyword it
-#   costs ~200 ns); for `out`, one `out.flags` serves both `writeable` and `owndata`.
-# - Pointers: `from_buffer` with a ctype object made once (`bindings(library).f32`), ~180 ns; with a string
-#   type ~300 ns; `ffi.cast('float *', a.ctypes.data)` ~3 us (`.ctypes` builds an object); `__array_interface__`
-#   ~1 us. A fresh output from `np.empty` needs no overlap or writeability check.
-# - Pass a Python list where C wants `float **` (cffi builds it on the stack): no `ffi.new` per call.
-# - Overlap of `out` with an input: two distinct arrays that both own their data (`flags.owndata`) cannot
-#   overlap (~80 ns per array); otherwise compare the cdata pointers (`p == q`, `q < p + n`: ~60 ns each, so
-#   ~500 ns for two inputs). `np.may_share_memory` is ~300 ns per pair.
-# - Look things up once per library: `library._bindings or bindings(library)` gives from_buffer, NULL, ctypes and
-#   cached C functions; keep a wrapper's constants (C function, read-only default weights as cdata) in one tuple
-#   in `Bindings.cache` under a str key (one dict lookup; tuple keys hash on every call).
+# these were measured on (Python 3.11, NumPy 2.4, cffi 2.1): every attribute, comparison or call is 25-90 ns, so
+# count them.
+# - The floor is not the C call but getting pointers: `ffi.from_buffer` is ~180 ns per array (with a ctype object
+#   made once; ~300 ns with a string type; `ffi.cast('float *', a.ctypes.data)` ~3 us, `__array_interface__`
+#   ~1 us), so three arrays through cffi cost 1.15 us before any check. eltwise and unary therefore hand their
+#   arguments to the C extension simdbind._fastcall (simdbind/_fastcall.c): one call that exports the buffers
+#   (PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, format "f", PyBUF_WRITABLE for out: ~60 ns each), checks exact type,
+#   shapes and overlap by pointer ranges, and calls the C function by its address (`fast_address`, once per
+#   library, API or ABI mode alike). Result, 16 floats, avx2, thread time: eltwise([x, y], 'sum', out=o)
+#   7.2 us (session 1 start) -> 2.4 us (Python fast path) -> 0.62 us (C fast path; raw cffi 0.30 us, np.add
+#   0.55 us); unary(x, 'abs', out=o) 1.58 -> 0.43 us (raw 0.27 us); every unary op 0.43-0.48 us with out=,
+#   0.72-0.80 us allocating; eltwise allocating 0.93 us, with list weights 0.66 us, three inputs 0.68 us.
+# - A fast path only *accepts*: exact types (`type(x) is np.ndarray`, `Py_TYPE(x) == ndarray`), native dtypes,
+#   equal shapes; it returns None ("not handled") for anything else or any doubt, and the ordinary checks then
+#   raise the documented errors: no rule is weakened or reordered. Argument errors that come before the fast path
+#   (the op's spelling) stay before it; the fast path needs a library in hand (given, or the default already
+#   loaded), so a library that fails to load never hides an argument error.
+# - Allocating the result is ~300 ns (`np.empty` called from C with a shape tuple; `np.empty_like` is ~340 ns
+#   from Python). A fresh output needs no overlap or writeability check.
+# - The GIL: _fastcall releases it only from 4096 elements on. Releasing costs ~0.1 us, and when another thread is
+#   running Python, taking it back waits for that thread's switch interval (5 ms): a 16-float call averaged
+#   308 us through raw cffi (which always releases) against 1.0 us through unary() with a Python thread spinning.
+# - Without the extension (not built): look things up once per library (`library._bindings or
+#   bindings(library)` gives from_buffer, NULL, the float[] ctype and cached C functions; constants in one tuple
+#   in `Bindings.cache` under a str key: tuple keys hash on every call); pass `require_writable` positionally
+#   (as a keyword it costs ~200 ns); one `out.flags` serves `writeable` and `owndata`; two distinct arrays that
+#   both own their data cannot overlap (~80 ns per array), cdata pointer comparisons are ~60 ns each,
+#   `np.may_share_memory` ~300 ns per pair; a Python list where C wants `float **` (no `ffi.new` per call).
+#   softmax still works this way.
 # - Mixed-type dict keys are slow: a dict holding both IntEnum and str keys makes `d.get("sum")` call
 #   IntEnum.__eq__ on hash collisions (~110 ns vs ~50 ns for a str-only dict).
-# - Result for eltwise([x, y], 'sum', out=o), 16 floats: 7.2 us before, 2.4 us after; the raw call from prebuilt
-#   cdata is 0.3 us, and from NumPy arrays (3 from_buffer + the call) 1.15 us: that part is the floor.
 
 from __future__ import annotations
 
