@@ -109,6 +109,8 @@ def _bench_command(args: argparse.Namespace) -> str:
         words += ["--min-time", str(args.min_time)]
     if args.timer != "wall":
         words += ["--timer", args.timer]
+    if args.order != "auto":
+        words += ["--order", args.order]
     for option in ("json", "md", "plot"):
         if getattr(args, option):
             words += [f"--{option}", getattr(args, option)]
@@ -166,11 +168,11 @@ def _bench(args: argparse.Namespace) -> int:
             print(f"{m.case:40.40s} {m.threads:>2} {m.implementation:34.34s} {m.error}", flush=True)
 
     measurements = harness.run(cases, targets, peers, threads, repeats, min_time, timer=harness.TIMERS[args.timer],
-                               progress=progress)
+                               progress=progress, order=args.order)
     command = _bench_command(args)
     report = harness.Report(
         meta={"command": command.strip(), "repeats": repeats, "min_time": min_time, "threads": threads,
-              "timer": args.timer,
+              "timer": args.timer, "order": args.order,
               "peers": peers, "quick": args.quick, "environment": harness.environment(targets),
               "notes": {c.name: c.note for c in cases if c.note}},
         measurements=measurements, errors=errors)
@@ -263,6 +265,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench.add_argument("--quick", action="store_true", help="fewer sizes, samples and shorter samples")
     bench.add_argument("--repeats", type=int, default=None, help="samples per implementation (default 11, quick 5)")
     bench.add_argument("--min-time", type=float, default=None, help="seconds per sample (default 0.02, quick 0.005)")
+    bench.add_argument("--order", choices=("auto", "interleaved", "blocked"), default="auto",
+                       help="samples round-robin across implementations (interleaved: cancels drift) or each "
+                            "implementation's in a row (blocked: other libraries' spinning thread pools stay out of "
+                            "the timing); auto (default): interleaved at 1 thread, blocked at more")
     bench.add_argument("--timer", choices=("wall", "thread"), default="wall",
                        help="wall clock (default), or the calling thread's CPU time: steadier on a shared machine "
                        "but blind to other threads (not for --threads > 1 or the gil case)")

@@ -451,3 +451,40 @@ def test_blas_threads_follow_the_run_and_are_restored(bundled_targets):
     assert [1] * len(before) in seen and len(seen) >= 2  # one thread at the 1-thread row (OpenBLAS may clamp 2)
     assert blas.get() == before
     assert harness.environment()["blas_threads"]
+
+
+def test_measure_blocked_takes_each_entrys_samples_in_a_row_after_an_untimed_one():
+    clock = FakeClock()
+    order: list[str] = []
+    costs = {"a": [1e-3], "b": [2e-3]}
+
+    def call(name):
+        def run() -> None:
+            clock.now += costs[name][0]
+            clock.log.append(name)
+        return run
+
+    entries = [(name, call(name), (lambda n=name: order.append(n))) for name in ("a", "b")]
+    result = harness.measure(entries, repeats=3, min_time=0.004, timer=clock, interleave=False)
+    assert order == ["a", "b"] + ["a"] * 4 + ["b"] * 4  # calibration; then 1 untimed + 3 timed samples each
+    assert result["a"][1] == pytest.approx([1e-3] * 3) and result["b"][1] == pytest.approx([2e-3] * 3)
+
+
+def test_run_orders_samples_blocked_above_one_thread_by_default(bundled_targets, monkeypatch):
+    seen = []
+    real = harness.measure
+
+    def spy(entries, repeats, min_time, timer=harness.time.perf_counter, interleave=True):
+        seen.append(interleave)
+        return real(entries, repeats, min_time, timer, interleave)
+
+    monkeypatch.setattr(harness, "measure", spy)
+    case = Case.from_dict(case_dict(simdbind=None))
+    for order, expected in (("auto", [True, False]), ("interleaved", [True, True]), ("blocked", [False, False])):
+        seen.clear()
+        harness.run([case], bundled_targets[:1], threads=(1, 2), repeats=1, min_time=0.0, order=order)
+        assert seen == expected
+    with pytest.raises(ValueError, match="order: must be one of"):
+        harness.run([case], bundled_targets[:1], order="random")
+    report = Report(meta={"order": "auto"}, measurements=[measurement("numpy", "peer", 1.0, threads=2)])
+    assert "at more threads each implementation's samples in a row" in harness.to_markdown(report)

@@ -30,6 +30,8 @@ UNITS = ("Gelem/s", "GFLOP/s", "GB/s")
 #: the process waits for a core on a shared machine, but also misses work done by other threads, so it is only
 #: right for single-threaded calls).
 TIMERS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "thread": time.thread_time}
+#: Sample orders of :func:`run`.
+ORDERS = ("auto", "interleaved", "blocked")
 #: The usual peers (families may add others, e.g. "memcpy"); `--peers` selects among the ones cases list.
 PEERS = ("numpy", "torch", "onnxruntime")
 #: Modules of this package that are not family modules.
@@ -250,11 +252,14 @@ class EntryError(Exception):
 
 
 def measure(entries: Sequence[tuple[str, Callable[[], Any], Callable[[], None] | None]], repeats: int,
-            min_time: float, timer: Callable[[], float] = time.perf_counter) -> dict[str, tuple[int, list[float]]]:
+            min_time: float, timer: Callable[[], float] = time.perf_counter,
+            interleave: bool = True) -> dict[str, tuple[int, list[float]]]:
     """{name: (calls per sample, per-call times)} of every entry (name, call, setup run before each sample):
     calibration, one warm-up sample, then `repeats` rounds; round r runs the entries in their order rotated by r
-    (interleaved, so that drift spreads over all of them). An entry that raises stops the measurement with
-    :class:`EntryError`."""
+    (interleaved, so that drift spreads over all of them). With ``interleave=False`` (blocked), each entry's
+    samples are taken one after the other instead, after a second warm-up sample right before them, so that
+    what the previous entry left running (thread pools still spinning) falls on untimed calls. An entry that
+    raises stops the measurement with :class:`EntryError`."""
     numbers: dict[str, int] = {}
     samples: dict[str, list[float]] = {name: [] for name, _, _ in entries}
     gc_was_enabled = gc.isenabled()
@@ -269,15 +274,19 @@ def measure(entries: Sequence[tuple[str, Callable[[], Any], Callable[[], None] |
             except Exception as error:  # noqa: BLE001
                 raise EntryError(name, f"{type(error).__name__}: {error}") from error
         count = len(entries)
-        for r in range(repeats):
-            for k in range(count):
-                name, call, setup = entries[(k + r) % count]
-                try:
-                    if setup:
-                        setup()
-                    samples[name].append(_sample(call, numbers[name], timer))
-                except Exception as error:  # noqa: BLE001
-                    raise EntryError(name, f"{type(error).__name__}: {error}") from error
+        if interleave:
+            order = [(entries[(k + r) % count], True) for r in range(repeats) for k in range(count)]
+        else:  # (entry, timed): one untimed sample, then its `repeats` timed ones
+            order = [(entry, i > 0) for entry in entries for i in range(repeats + 1)]
+        for (name, call, setup), timed in order:
+            try:
+                if setup:
+                    setup()
+                per_call = _sample(call, numbers[name], timer)
+            except Exception as error:  # noqa: BLE001
+                raise EntryError(name, f"{type(error).__name__}: {error}") from error
+            if timed:
+                samples[name].append(per_call)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -412,8 +421,18 @@ def _set_threads(libraries: Iterable[Any], count: int, blas: _BlasThreads | None
 def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[str] = ("all",),
         threads: Sequence[int] = (1,), repeats: int = 11, min_time: float = 0.02,
         timer: Callable[[], float] = time.perf_counter,
-        progress: Callable[[Measurement], None] | None = None) -> list[Measurement]:
-    """Measure `cases` on every target, variant and selected peer, at each thread count. See the module doc."""
+        progress: Callable[[Measurement], None] | None = None, order: str = "auto") -> list[Measurement]:
+    """Measure `cases` on every target, variant and selected peer, at each thread count. See the module doc.
+
+    `order`: "interleaved" (round-robin samples, see :func:`measure`), "blocked" (each implementation's samples in
+    a row) or "auto": interleaved at one thread, blocked at more. Thread pools keep spinning for a while after
+    their work (OpenBLAS ~0.1 s, OpenMP runtimes up to 0.2 s), so interleaved at two threads the previous
+    implementation's spinning threads take the cores from the one being timed: inner_product M256 measured 1.83x
+    its one-thread speed alone and 1.10x interleaved with NumPy's matmul. (Pausing before each sample instead
+    made the bundled library's 2-thread calls twice as slow: it starts its threads per call, onto a core gone
+    idle.)"""
+    if order not in ORDERS:
+        raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
     global _current_threads
     libraries = list({id(t.library): t.library for t in target_list}.values())
     saved_isa = {id(lib): lib.isa for lib in libraries if lib.kind == "bundled"}
@@ -427,7 +446,8 @@ def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[st
         for count in threads:
             _set_threads(libraries, count, blas)
             for case in cases:
-                case_results = _run_case(case, target_list, peers, count, repeats, min_time, timer)
+                interleave = order == "interleaved" or (order == "auto" and count == 1)
+                case_results = _run_case(case, target_list, peers, count, repeats, min_time, timer, interleave)
                 speedups(case_results, case.versus)
                 budgets([case], case_results)
                 results.extend(case_results)
@@ -447,7 +467,7 @@ def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[st
 
 
 def _run_case(case: Case, target_list: Sequence[Target], peers: Sequence[str], threads: int, repeats: int,
-              min_time: float, timer: Callable[[], float]) -> list[Measurement]:
+              min_time: float, timer: Callable[[], float], interleave: bool = True) -> list[Measurement]:
     from simdbind.errors import FunctionNotAvailableError
 
     def new(implementation: str, kind: str, target: Target | None = None) -> Measurement:
@@ -482,7 +502,7 @@ def _run_case(case: Case, target_list: Sequence[Target], peers: Sequence[str], t
     while runnable:  # an entry failing while timed is reported; the others are measured again without it
         try:
             timed = measure([(e.measurement.implementation, e.call, e.setup) for e in runnable], repeats,
-                            min_time, timer)
+                            min_time, timer, interleave)
         except EntryError as failure:
             for e in runnable:
                 if e.measurement.implementation == failure.name:
@@ -690,6 +710,16 @@ def summary_table(measurements: Sequence[Measurement]) -> list[str]:
     return lines
 
 
+def _order_text(order: str, measurements: Sequence[Measurement]) -> str:
+    multi = any(m.threads > 1 for m in measurements)
+    if order == "blocked":
+        return "each implementation's samples in a row"
+    if order == "auto" and multi:
+        return ("implementations interleaved at 1 thread; at more threads each implementation's samples in a row "
+                "(so that another library's spinning thread pool stays out of the timing)")
+    return "implementations interleaved"
+
+
 def to_markdown(report: Report) -> str:
     meta, ms = report.meta, report.measurements
     env = meta.get("environment", {})
@@ -706,8 +736,8 @@ def to_markdown(report: Report) -> str:
         "",
         f"Median of {meta.get('repeats', '?')} samples (each >= {meta.get('min_time', 0) * 1e3:g} ms of calls, "
         f"{'thread CPU time' if meta.get('timer') == 'thread' else 'wall clock'}) "
-        "after warm-up, implementations interleaved. `speedup vs X` = X's median time / this one's (> 1: faster "
-        "than X).",
+        f"after warm-up, {_order_text(meta.get('order', 'interleaved'), ms)}. `speedup vs X` = X's median time / "
+        "this one's (> 1: faster than X).",
     ]
     if meta.get("provisional"):
         lines += ["", f"**Provisional:** {meta['provisional']}"]
