@@ -161,8 +161,8 @@ else:
 
 def fast_address(c: Bindings, name: str, signature: str) -> int:
     """The address of C function `name` as an int for :mod:`simdbind._fastcall`, or 0 when there is no fast call
-    (extension not built, function absent, or its cffi type is not `signature`). Kept in ``c.cache[name]``, so a
-    hot path reads ``c.cache.get(name)`` and calls this only on a miss."""
+    (extension not built, function absent, or its cffi type is not `signature`). Kept in
+    ``c.cache[fast_key(name)]``, so a hot path reads ``c.cache.get(KEY)`` and calls this only on a miss."""
     address = 0
     if _fastcall is not None:
         ffi = c.ffi
@@ -174,5 +174,10 @@ def fast_address(c: Bindings, name: str, signature: str) -> int:
                 address = int(ffi.cast("uintptr_t", fn))
         except (FunctionNotAvailableError, AttributeError, TypeError, ffi.error):
             address = 0  # the ordinary path raises what applies
-    c.cache[name] = address
+    c.cache[fast_key(name)] = address
     return address
+
+
+def fast_key(name: str) -> str:
+    """The `Bindings.cache` key of C function `name`'s fast-call address (apart from wrappers' own keys)."""
+    return f"fastcall {name}"

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simdbind._checks import F32, _fastcall, bindings, fast_address, input_array, output_array, size_arg
+from simdbind._checks import F32, _fastcall, bindings, fast_address, fast_key, input_array, output_array, size_arg
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError
 from simdbind import library as _library_module
@@ -22,8 +22,10 @@ _ONES: dict[int, np.ndarray] = {}
 # eltwise fast path (bench engineer): see "How to keep a wrapper fast" in _checks.py
 _ELTWISE_NAMES: dict[str, EltwiseOperation] = {m.name.lower(): m for m in EltwiseOperation}
 _ELTWISE_FN = "SimdSynetEltwiseLayerForward"
+_ELTWISE_KEY = fast_key(_ELTWISE_FN)  # Bindings.cache key of its fast-call address
 _ELTWISE_SIGNATURE = "void(*)(float const * const *, const float *, size_t, size_t, SimdSynetEltwiseOperationType, float *)"
 _UNARY_FN = "SimdSynetUnaryOperation32f"
+_UNARY_KEY = fast_key(_UNARY_FN)
 _UNARY_SIGNATURE = "void(*)(const float *, size_t, SimdSynetUnaryOperation32fType, float *)"
 _ndarray, _empty = np.ndarray, np.empty
 _fast_eltwise = getattr(_fastcall, "eltwise", None)
@@ -76,7 +78,7 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
     lib = library or _library_module._default
     if lib is not None:
         c = lib._bindings or bindings(lib)
-        address = c.cache.get(_ELTWISE_FN)
+        address = c.cache.get(_ELTWISE_KEY)
         if address is None:
             address = fast_address(c, _ELTWISE_FN, _ELTWISE_SIGNATURE)
         if address:
@@ -169,7 +171,7 @@ def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None,
     lib = library or _library_module._default
     if lib is not None:
         c = lib._bindings or bindings(lib)
-        address = c.cache.get(_UNARY_FN)
+        address = c.cache.get(_UNARY_KEY)
         if address is None:
             address = fast_address(c, _UNARY_FN, _UNARY_SIGNATURE)
         if address:

@@ -1,7 +1,9 @@
-"""eltwise's fast path (two exact float32 arrays) gives the same results and the same errors as the full checks.
+"""eltwise's and unary's fast path (simdbind._fastcall) gives the same results and the same errors as the full checks.
 
-The full path is forced by passing explicit unit weights (the fast path only takes weights=None), so every
-comparison below is fast path vs full path on the same inputs."""
+The first tests compare spellings that give the same call (default vs explicit unit weights, two inputs vs a third
+neutral one) and check the rules through the public API; from "the C-side fast path" on, every scenario runs both
+with the fast path and with it declining every call (the ordinary path), on the API-mode, ABI-mode and an external
+test-double library, and the extension itself is checked to take the common calls and decline the rest."""
 
 from __future__ import annotations
 
@@ -133,7 +135,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 from simdbind import elementwise as _elementwise  # noqa: E402
-from simdbind._checks import _fastcall, fast_address  # noqa: E402
+from simdbind._checks import _fastcall, fast_address, fast_key  # noqa: E402
 
 needs_fastcall = pytest.mark.skipif(_fastcall is None, reason="simdbind._fastcall is not built")
 ELTWISE, UNARY = "SimdSynetEltwiseLayerForward", "SimdSynetUnaryOperation32f"
@@ -299,8 +301,8 @@ def test_fast_and_slow_paths_give_identical_results_and_errors(library, scenario
 def test_the_c_fast_path_takes_the_common_calls(library):
     """It must actually make these calls (a fast path that always declined would pass every test above)."""
     c = bindings(library)
-    e = c.cache.get(ELTWISE) or fast_address(c, ELTWISE, _elementwise._ELTWISE_SIGNATURE)
-    u = c.cache.get(UNARY) or fast_address(c, UNARY, _elementwise._UNARY_SIGNATURE)
+    e = c.cache.get(fast_key(ELTWISE)) or fast_address(c, ELTWISE, _elementwise._ELTWISE_SIGNATURE)
+    u = c.cache.get(fast_key(UNARY)) or fast_address(c, UNARY, _elementwise._UNARY_SIGNATURE)
     assert e and u
     buf = _buf()
     a, b, o = buf[:8], buf[8:16], buf[16:]
@@ -324,8 +326,8 @@ def test_the_c_fast_path_takes_the_common_calls(library):
 @needs_fastcall
 def test_the_c_fast_path_declines_what_it_does_not_plainly_accept(library):
     c = bindings(library)
-    e = c.cache.get(ELTWISE) or fast_address(c, ELTWISE, _elementwise._ELTWISE_SIGNATURE)
-    u = c.cache.get(UNARY) or fast_address(c, UNARY, _elementwise._UNARY_SIGNATURE)
+    e = c.cache.get(fast_key(ELTWISE)) or fast_address(c, ELTWISE, _elementwise._ELTWISE_SIGNATURE)
+    u = c.cache.get(fast_key(UNARY)) or fast_address(c, UNARY, _elementwise._UNARY_SIGNATURE)
     buf = _buf()
     before = buf.copy()
     a, b, o = buf[:8], buf[8:16], buf[16:]
@@ -370,8 +372,8 @@ def test_the_c_fast_path_declines_what_it_does_not_plainly_accept(library):
 def test_the_c_fast_path_keeps_no_references(library):
     """Every exported buffer is released and every temporary dropped, on the taken and the declined calls."""
     c = bindings(library)
-    e = c.cache.get(ELTWISE) or fast_address(c, ELTWISE, _elementwise._ELTWISE_SIGNATURE)
-    u = c.cache.get(UNARY) or fast_address(c, UNARY, _elementwise._UNARY_SIGNATURE)
+    e = c.cache.get(fast_key(ELTWISE)) or fast_address(c, ELTWISE, _elementwise._ELTWISE_SIGNATURE)
+    u = c.cache.get(fast_key(UNARY)) or fast_address(c, UNARY, _elementwise._UNARY_SIGNATURE)
     a, b, o, w = (np.ones(8, np.float32) for _ in range(4))
     weights = [1.0, 2.0]
     objects = (a, b, o, w, weights)
@@ -397,7 +399,7 @@ def test_fast_address_is_zero_for_a_signature_other_than_the_header_s(library):
     try:  # with the address cache saying "no fast call", the ordinary path gives the same result
         np.testing.assert_array_equal(simdbind.unary(np.float32([4, 9]), "sqrt", library=library), [2, 3])
     finally:
-        c.cache.pop(UNARY, None)
+        c.cache.pop(fast_key(UNARY), None)
 
 
 CC = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
@@ -451,4 +453,4 @@ def test_an_external_library_is_called_through_the_fast_path(double_library):
     np.testing.assert_array_equal(simdbind.unary(a, "neg", library=double_library),
                                   a * 10 + int(simdbind.UnaryOperation.NEG))
     if _fastcall is not None:
-        assert bindings(double_library).cache[ELTWISE] and bindings(double_library).cache[UNARY]
+        assert bindings(double_library).cache[fast_key(ELTWISE)] and bindings(double_library).cache[fast_key(UNARY)]
