@@ -454,3 +454,15 @@ def test_an_external_library_is_called_through_the_fast_path(double_library):
                                   a * 10 + int(simdbind.UnaryOperation.NEG))
     if _fastcall is not None:
         assert bindings(double_library).cache[fast_key(ELTWISE)] and bindings(double_library).cache[fast_key(UNARY)]
+
+
+def test_without_the_extension_there_is_no_fast_call_and_the_wrappers_still_work(monkeypatch):
+    import simdbind._checks as checks
+
+    library = simdbind.load(simdbind.bundled_path())  # a fresh library: nothing cached yet
+    monkeypatch.setattr(checks, "_fastcall", None)
+    assert fast_address(bindings(library), UNARY, _elementwise._UNARY_SIGNATURE) == 0
+    assert fast_address(bindings(library), ELTWISE, _elementwise._ELTWISE_SIGNATURE) == 0
+    a = np.float32([1, 4])
+    np.testing.assert_array_equal(simdbind.unary(a, "sqrt", library=library), [1, 2])
+    np.testing.assert_array_equal(simdbind.eltwise([a, a], "sum", library=library), [2, 8])
