@@ -23,7 +23,8 @@ _ONES: dict[int, np.ndarray] = {}
 _ELTWISE_NAMES: dict[str, EltwiseOperation] = {m.name.lower(): m for m in EltwiseOperation}
 _ELTWISE_FN = "SimdSynetEltwiseLayerForward"
 _ELTWISE_KEY = fast_key(_ELTWISE_FN)  # Bindings.cache key of its fast-call address
-_ELTWISE_SIGNATURE = "void(*)(float const * const *, const float *, size_t, size_t, SimdSynetEltwiseOperationType, float *)"
+_ELTWISE_SIGNATURE = ("void(*)(float const * const *, const float *, size_t, size_t, SimdSynetEltwiseOperationType, "
+                      "float *)")
 _UNARY_FN = "SimdSynetUnaryOperation32f"
 _UNARY_KEY = fast_key(_UNARY_FN)
 _UNARY_SIGNATURE = "void(*)(const float *, size_t, SimdSynetUnaryOperation32fType, float *)"

@@ -650,7 +650,8 @@ def thread_scaling(measurements: Sequence[Measurement]) -> list[str]:
     return lines
 
 
-def thread_scaling_rows(measurements: Sequence[Measurement]) -> list[tuple[str, str, list[float | None], list[float | None]]]:
+def thread_scaling_rows(measurements: Sequence[Measurement]
+                        ) -> list[tuple[str, str, list[float | None], list[float | None]]]:
     """Per case and implementation measured at two or more thread counts: (case, implementation, median seconds
     per count, scaling per count = median at the fewest threads / median at this count; None where missing)."""
     ms = [m for m in measurements if m.ok]
