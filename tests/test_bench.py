@@ -488,3 +488,15 @@ def test_run_orders_samples_blocked_above_one_thread_by_default(bundled_targets,
         harness.run([case], bundled_targets[:1], order="random")
     report = Report(meta={"order": "auto"}, measurements=[measurement("numpy", "peer", 1.0, threads=2)])
     assert "at more threads each implementation's samples in a row" in harness.to_markdown(report)
+
+
+def test_cli_order_option_reaches_the_report(tmp_path, capsys):
+    out_json = tmp_path / "b.json"
+    assert main(["bench", "--library", "bundled", "--functions", "overhead unary abs 16 out=", "--isa", "base",
+                 "--peers", "none", "--order", "blocked", "--threads", "1,2", "--repeats", "1", "--min-time",
+                 "0.0002", "--json", str(out_json)]) == 0
+    data = json.loads(out_json.read_text())
+    assert data["meta"]["order"] == "blocked" and "--order blocked" in data["meta"]["command"]
+    assert "threads overhead unary abs 16 out= bundled-base: 2 vs 1:" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["bench", "--order", "random"])
