@@ -11,6 +11,9 @@ Upstream facts the wrappers handle (spec 3.7-3.9):
   (and crashes on NULL). :class:`InnerProduct32f` passes the current ``B`` to SetParams before each such Forward,
   so the defect cannot be reached through it.
 * Upstream's Base GEMM reads C before writing it; outputs handed to external libraries are zeroed first.
+* Upstream's non-constant transposed B with ``M >= 2`` and ``K`` in 1-3 or 5-7 reads up to 3 floats *before* B
+  (found by this suite; docs/upstream.md): a NaN or Inf there turns whole output columns into NaN.
+  :func:`upstream_b_route` gives such a B to external libraries behind a zeroed guard.
 * Default upstream builds always saturate int8 pairs (``library.capabilities["int8_precise"]`` is False);
   :func:`inner_product_8i` still returns exact results in precise mode there by splitting ``src`` into 4-bit halves
   whose pair sums cannot saturate (two calls).
@@ -100,6 +103,8 @@ class InnerProduct32f:
         self._ffi = ffi
         # Spec 3.8.4: upstream's transB && M == 1 && Identity path reads SetParams' weight, even when !constB.
         self._defect_route = self.trans_b and self.M == 1 and act_value == 0 and not self.const_b
+        self._guard_b = (self.library.kind != "bundled" and not self.const_b
+                         and upstream_reads_before_b(self.M, self.K, self.trans_b))
         self._lock = threading.Lock()
         self._forward = self.library.function("SimdSynetInnerProduct32fForward")
         self._set_params = self.library.function("SimdSynetInnerProduct32fSetParams")
@@ -179,6 +184,8 @@ class InnerProduct32f:
                 raise ArgumentError(f"B: required when const_b=False (a {self._b_shape} float32 matrix)")
             b = _matrix(B, "B", self._b_shape, np.float32)
         inputs = [a] if b is None else [a, b]
+        if self._guard_b:
+            b = upstream_b_route(b)
         if out is None:
             out = np.zeros((self.M, self.N), np.float32)
         else:
@@ -219,6 +226,26 @@ class InnerProduct32f:
         state = "closed" if self.closed else f"internal={self.internal}"
         return (f"InnerProduct32f(M={self.M}, N={self.N}, K={self.K}, trans_b={self.trans_b}, "
                 f"const_b={self.const_b}, bias={self._bias is not None}, activation={self.activation!r}, {state})")
+
+
+#: Floats before a transposed non-constant B that upstream may read (see :func:`upstream_reads_before_b`).
+B_GUARD = 4
+
+
+def upstream_reads_before_b(M: int, K: int, trans_b: bool) -> bool:
+    """Whether upstream's Forward reads up to 3 floats before a non-constant B (v7.1.162, SSE4.1/AVX2 objects).
+
+    Swept with NaN placed before B: transB, M >= 2 (M = 1 takes the spec 3.8.4 path), every N, and K in
+    {1, 2, 3, 5, 6, 7} among K = 1..69, where it reads the 4 - K % 4 floats before B.
+    """
+    return trans_b and M >= 2 and K < 8 and K % 4 != 0
+
+
+def upstream_b_route(b: np.ndarray) -> np.ndarray:
+    """`b`'s values in a new array preceded by :data:`B_GUARD` zeros (the product reads them as zero)."""
+    guarded = np.zeros(b.size + B_GUARD, np.float32)
+    guarded[B_GUARD:] = b.ravel()
+    return guarded[B_GUARD:].reshape(b.shape)
 
 
 def inner_product(x: Any, weight: Any, bias: Any = None, out: np.ndarray | None = None, *,

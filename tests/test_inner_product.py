@@ -397,3 +397,14 @@ def test_8i_int32_sum_wraps_like_c(bundled):
             # saturating: each pair clamps to 32767, and the int32 sum wraps too
             saturated = (np.int64(32767 * (K // 2)) + 2 ** 31) % 2 ** 32 - 2 ** 31
             assert simdbind.inner_product_8i(src, weight, "overflow", library=bundled)[0, 0] == saturated
+
+
+def test_upstream_b_route_keeps_b_and_puts_zeros_where_upstream_reads_before_it():
+    from simdbind.inner_product import B_GUARD, upstream_b_route, upstream_reads_before_b
+
+    b = np.arange(12, dtype=np.float32).reshape(3, 4)
+    routed = upstream_b_route(b)
+    assert routed.shape == b.shape and np.array_equal(routed, b) and routed.flags.c_contiguous
+    assert routed.base is not None and np.array_equal(routed.base[:B_GUARD], np.zeros(B_GUARD, np.float32))
+    assert [K for K in range(1, 20) if upstream_reads_before_b(4, K, True)] == [1, 2, 3, 5, 6, 7]
+    assert not upstream_reads_before_b(1, 3, True) and not upstream_reads_before_b(4, 3, False)

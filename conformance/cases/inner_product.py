@@ -73,16 +73,17 @@ class InnerProduct32f(Function):
     def cases(self) -> Iterable[Case]:
         seen: set[str] = set()
 
-        def make(M, N, K, tb, cb, bias, act, pset="-", calls=1, profiles=("ci", "full"), tag=""):
+        def make(M, N, K, tb, cb, bias, act, pset="-", calls=1, profiles=("ci", "full"), tag="", guard=""):
             if pset == "-" and act in ACTIVATION_PARAMS and "-" not in ACTIVATION_PARAMS[act]:
                 pset = next(iter(ACTIVATION_PARAMS[act]))
             d = (f"ip32f M{M} N{N} K{K} tb{int(tb)} cb{int(cb)} bias{int(bias)} {act}"
-                 + (f":{pset}" if pset != "-" else "") + (f" calls{calls}" if calls > 1 else "") + tag)
+                 + (f":{pset}" if pset != "-" else "") + (f" calls{calls}" if calls > 1 else "") + tag
+                 + (f" {guard}" if guard else ""))
             if d in seen:
                 return None
             seen.add(d)
             return Case(self.name, d, {"M": M, "N": N, "K": K, "trans_b": tb, "const_b": cb, "bias": bias,
-                                       "activation": act, "pset": pset, "calls": calls},
+                                       "activation": act, "pset": pset, "calls": calls, "guard": guard},
                         profiles=profiles)
 
         out = []
@@ -126,6 +127,11 @@ class InnerProduct32f(Function):
             for tb in (False, True):
                 for act in ("identity", "relu", "prelu"):
                     out.append(make(M, 19, 23, tb, False, True, act, calls=3, profiles=("smoke", "ci", "full")))
+        # NaN just before a non-constant transposed B, which upstream reads for small K (docs/upstream.md): through
+        # the wrapper, which routes external calls around it, and in a direct C call that shows the defect.
+        for K in (1, 2, 3, 5, 6, 7):
+            for guard in ("nan-before-B", "nan-before-B direct"):
+                out.append(make(4, 67, K, True, False, False, "identity", guard=guard, profiles=("ci", "full")))
         return [c for c in out if c is not None]
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
@@ -150,6 +156,8 @@ class InnerProduct32f(Function):
         p = case.params
         M, N, K = p["M"], p["N"], p["K"]
         act = p["activation"]
+        if p["guard"]:
+            return self._run_nan_before_b(library, case, inputs)
         with simdbind.InnerProduct32f(M, N, K, trans_b=p["trans_b"], const_b=p["const_b"], bias=inputs["bias"],
                                       activation=act, params=inputs["params"],
                                       weight=inputs["B"][0] if p["const_b"] else None, library=library) as ip:
@@ -158,6 +166,36 @@ class InnerProduct32f(Function):
                 B = None if p["const_b"] else inputs["B"][call]
                 results.append(ip.forward(inputs["A"][call], B))
         return results[0] if len(results) == 1 else tuple(results)
+
+    @staticmethod
+    def _run_nan_before_b(library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        """One Forward with B placed right after NaNs (made here, in the process that calls the library)."""
+        p = case.params
+        M, N, K = p["M"], p["N"], p["K"]
+        b = inputs["B"][0]
+        buffer = np.full(b.size + 16, np.nan, np.float32)
+        guarded = buffer[16:].reshape(b.shape)
+        guarded[...] = b
+        if p["guard"] == "nan-before-B":
+            with simdbind.InnerProduct32f(M, N, K, trans_b=True, const_b=False, library=library) as ip:
+                return ip.forward(inputs["A"][0], guarded)
+        # Direct: Init, SetParams(NULL weight), Forward, exactly as a C user would call it (no route).
+        ffi, function = library.ffi, library.function
+        context = function("SimdSynetInnerProduct32fInit")(M, N, K, 1, 0, 0, 0)
+        if context == ffi.NULL:
+            raise RuntimeError("SimdSynetInnerProduct32fInit returned NULL")
+        try:
+            internal = ffi.new("SimdBool *")
+            function("SimdSynetInnerProduct32fSetParams")(context, ffi.NULL, internal, ffi.NULL, ffi.NULL)
+            scratch = np.zeros(max(1, int(function("SimdSynetInnerProduct32fExternalBufferSize")(context))),
+                               np.float32)
+            C = np.zeros((M, N), np.float32)
+            function("SimdSynetInnerProduct32fForward")(
+                context, ffi.from_buffer("float[]", inputs["A"][0]), ffi.from_buffer("float[]", guarded),
+                ffi.from_buffer("float[]", scratch), ffi.from_buffer("float[]", C, True))
+        finally:
+            function("SimdRelease")(context)
+        return C
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> Any:
         p = case.params
