@@ -88,6 +88,26 @@ def functions(names: Iterable[str] | None = None) -> list[Function]:
     return [REGISTRY[n] for n in names]
 
 
+#: Bytes of 0xFF placed before and after every input array (one 512-bit vector each side): a kernel that reads
+#: outside its inputs then sees NaN (every float type) or all-ones integers, and its result shows it.
+GUARD_BYTES = 64
+
+
+def guarded(value: Any) -> Any:
+    """`value` with every non-empty array replaced by an equal, C-contiguous copy that lies between guard zones
+    (lists, tuples and dict values are walked). Same values, so the reference is unaffected."""
+    if isinstance(value, np.ndarray) and value.size:
+        storage = np.full(GUARD_BYTES * 2 + value.nbytes, 0xFF, np.uint8)
+        copy = storage[GUARD_BYTES:GUARD_BYTES + value.nbytes].view(value.dtype).reshape(value.shape)
+        copy[...] = value
+        return copy
+    if isinstance(value, dict):
+        return {key: guarded(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(guarded(item) for item in value)
+    return value
+
+
 def repro_command(implementation: Any, case: Case, seed: int) -> str:
     """One command that runs exactly this case on this implementation."""
     descriptor = case.descriptor.replace("'", "'\\''")
@@ -105,7 +125,7 @@ def run_case(implementation: Any, function: Function, case: Case, seed: int = DE
     if reason:
         result.status, result.detail = "skip", reason
         return result
-    inputs = function.inputs(case, case.rng(seed))
+    inputs = guarded(function.inputs(case, case.rng(seed)))
     tolerance = implementation.tolerance(function, case)
     result.tolerance = tolerance.describe()
     start = time.perf_counter()

@@ -3,6 +3,10 @@
 Layouts (spec 3.10.2): ``"nchw"`` takes src ``[N][C][H][W]`` and weights OIHW ``[dstC][srcC/group][kY][kX]``;
 ``"nhwc"`` takes src ``[N][H][W][C]`` and weights HWIO ``[kY][kX][srcC/group][dstC]`` (all output channels
 innermost, whatever the group). :func:`convert_weight` converts between the two.
+
+Upstream's GemmNT algorithm (``info`` ends in ``GemmNT``) can read up to 7 floats *before* src (found by the
+suite's guard zones, docs/upstream.md: e.g. NHWC 1x1 with one output channel and fewer than 8 input channels); a
+NaN there poisons outputs. On external libraries such a context gets src behind a zeroed guard.
 """
 
 from __future__ import annotations
@@ -21,6 +25,18 @@ __all__ = ["Convolution32f", "conv2d", "convert_weight"]
 
 _LAYOUTS = {"nchw": 0, "nhwc": 1}
 _WEIGHT_NAMES = {"nchw": "nchw", "oihw": "nchw", "nhwc": "nhwc", "hwio": "nhwc"}
+
+
+#: Floats of zeros before src for upstream's GemmNT (it was seen reading 7 before; one 512-bit vector covers it).
+SRC_GUARD = 16
+
+
+def _behind_zeros(src: np.ndarray) -> np.ndarray:
+    """`src`'s values in a new array preceded by :data:`SRC_GUARD` zeros."""
+    storage = np.zeros(src.size + SRC_GUARD, np.float32)
+    copy = storage[SRC_GUARD:].reshape(src.shape)
+    copy[...] = src
+    return copy
 
 
 def _layout(value: Any, name: str = "layout") -> str:
@@ -289,6 +305,8 @@ class Convolution32f:
             raise ArgumentError("buffer: must not overlap out")
         if scratch is None:
             scratch = self._thread_scratch()
+        if self._guard_src:
+            src = _behind_zeros(src)
         ffi = self._library.ffi
         run = self._library.function("SimdSynetConvolution32fForward")
         with self._lock or _NO_LOCK:
@@ -297,6 +315,10 @@ class Convolution32f:
         return out
 
     __call__ = forward
+
+    @property
+    def _guard_src(self) -> bool:
+        return self._library.kind != "bundled" and self.info.endswith("GemmNT")
 
     def _thread_scratch(self) -> np.ndarray:
         scratch = getattr(self._scratch, "array", None)

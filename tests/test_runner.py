@@ -328,3 +328,21 @@ def test_an_infinity_matches_only_itself_under_a_relative_tolerance():
 def test_repeated_libraries_are_one_implementation_each():
     names = [i.name for i in implementations(["bundled", "bundled"], "base")]
     assert names == ["bundled-base"]
+
+
+def test_inputs_reach_the_implementation_between_guard_zones_of_nan():
+    # A kernel reading outside its inputs then sees NaN or all-ones integers; upstream's InnerProduct32f and
+    # GemmNT convolution were caught this way (docs/upstream.md).
+    from conformance.runner import GUARD_BYTES, guarded
+
+    inputs = {"x": np.arange(6, dtype=np.float32).reshape(2, 3), "pair": [np.ones(3, np.int8), 7],
+              "empty": np.zeros(0, np.float32)}
+    out = guarded(inputs)
+    assert np.array_equal(out["x"], inputs["x"]) and out["x"] is not inputs["x"] and out["x"].flags.c_contiguous
+    assert out["pair"][1] == 7 and np.array_equal(out["pair"][0], inputs["pair"][0])
+    storage = out["x"].base
+    while storage.base is not None:
+        storage = storage.base
+    assert storage.nbytes == 2 * GUARD_BYTES + 24
+    assert (storage[:GUARD_BYTES] == 0xFF).all() and (storage[-GUARD_BYTES:] == 0xFF).all()
+    assert np.isnan(storage[:GUARD_BYTES].view(np.float32)).all()
