@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simdbind.errors import ArgumentError, DTypeError, FunctionNotAvailableError
+from simdbind.errors import ArgumentError, DTypeError, FunctionNotAvailableError, LibraryError
 
 
 def input_array(value: Any, name: str, dtype: np.dtype | type) -> np.ndarray:
@@ -88,6 +88,20 @@ def output_array(out: Any, name: str, shape: tuple[int, ...], dtype: np.dtype | 
         if np.may_share_memory(out, other):
             raise ArgumentError(f"{name}: must not overlap an input that is read after {name} is written")
     return out
+
+
+#: Elements above which a buffer size reported by a library is taken as a defect, not allocated: 2**40 floats
+#: (4 TiB). No real Synet buffer comes near it; a broken library's size_t garbage does.
+ABSURD_BUFFER = 1 << 40
+
+
+def reported_size(value: int, function: str, library: Any) -> int:
+    """A buffer size that `function` of `library` reported, refused (LibraryError) when absurd."""
+    value = int(value)
+    if value >= ABSURD_BUFFER:
+        raise LibraryError(f"{function} of {getattr(library, 'path', library)} reported {value} elements: not a "
+                           f"real buffer size (limit {ABSURD_BUFFER}); the library misbehaves")
+    return value
 
 
 def size_arg(value: Any, name: str, *, minimum: int = 0) -> int:

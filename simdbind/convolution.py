@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simdbind._checks import input_array, output_array, size_arg, yx_pair
+from simdbind._checks import input_array, output_array, reported_size, size_arg, yx_pair
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, ContextClosedError, DTypeError, SimdBindError
 from simdbind.library import Library, default_library
@@ -199,7 +199,8 @@ class Convolution32f:
             ffi.NULL if self._bias is None else ffi.from_buffer("float[]", self._bias),
             ffi.NULL if self._params is None else ffi.from_buffer("float[]", self._params))
         self.internal = bool(internal[0])
-        self._external = int(library.function("SimdSynetConvolution32fExternalBufferSize")(self._ctx))
+        name = "SimdSynetConvolution32fExternalBufferSize"
+        self._external = reported_size(library.function(name)(self._ctx), name, library)
         # Upstream contexts mutate themselves in Forward and Info; ours only when Forward gets no buffer, which
         # forward() never lets happen (every call brings a scratch of its thread).
         self._lock = threading.Lock() if library.kind != "bundled" else None
@@ -239,7 +240,8 @@ class Convolution32f:
         """The implementation's description of the algorithm it chose, e.g. ``"avx2::GemmNN"``."""
         ctx = self._context()
         with self._lock or _NO_LOCK:
-            return self._library.ffi.string(self._library.function("SimdSynetConvolution32fInfo")(ctx)).decode()
+            text = self._library.function("SimdSynetConvolution32fInfo")(ctx)
+        return "" if text == self._library.ffi.NULL else self._library.ffi.string(text).decode(errors="replace")
 
     @property
     def external_buffer_size(self) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from simdbind._checks import input_array, output_array, size_arg
+from simdbind._checks import input_array, output_array, reported_size, size_arg
 from simdbind.activation import ActivationSpec, as_spec, resolve
 from simdbind.errors import ArgumentError, ContextClosedError
 from simdbind.library import Library, default_library
@@ -122,10 +122,9 @@ class InnerProduct32f:
         self._current_b: np.ndarray | None = None
         self._internal = False
         self._apply_params(self._weight)
-        self.internal_buffer_size = int(self.library.function("SimdSynetInnerProduct32fInternalBufferSize")(
-            self._context))
-        self.external_buffer_size = int(self.library.function("SimdSynetInnerProduct32fExternalBufferSize")(
-            self._context))
+        self.internal_buffer_size, self.external_buffer_size = (
+            reported_size(self.library.function(name)(self._context), name, self.library)
+            for name in ("SimdSynetInnerProduct32fInternalBufferSize", "SimdSynetInnerProduct32fExternalBufferSize"))
 
     # -- helpers ---------------------------------------------------------------------------------------------
     def _vector(self, value: Any, name: str) -> np.ndarray:
