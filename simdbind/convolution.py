@@ -12,7 +12,8 @@ NaN there poisons outputs. On external libraries such a context gets src behind 
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -205,6 +206,9 @@ class Convolution32f:
         # forward() never lets happen (every call brings a scratch of its thread).
         self._lock = threading.Lock() if library.kind != "bundled" else None
         self._scratch = threading.local()
+        # C calls in flight: close() waits for them before releasing the context (calls run without a lock).
+        self._calls = 0
+        self._idle = threading.Condition(threading.Lock())
 
     @staticmethod
     def _frozen(array: np.ndarray) -> np.ndarray:
@@ -230,6 +234,21 @@ class Convolution32f:
             raise ContextClosedError("Convolution32f: the context was closed")
         return self._ctx
 
+    @contextmanager
+    def _calling(self) -> Iterator[Any]:
+        """The live context for one C call; close() waits until every such call has returned."""
+        with self._idle:
+            ctx = self._context()
+            self._calls += 1
+        try:
+            with self._lock or _NO_LOCK:
+                yield ctx
+        finally:
+            with self._idle:
+                self._calls -= 1
+                if not self._calls:
+                    self._idle.notify_all()
+
     # -- properties --------------------------------------------------------------------------------------------
     @property
     def library(self) -> Library:
@@ -238,10 +257,9 @@ class Convolution32f:
     @property
     def info(self) -> str:
         """The implementation's description of the algorithm it chose, e.g. ``"avx2::GemmNN"``."""
-        ctx = self._context()
-        with self._lock or _NO_LOCK:
+        with self._calling() as ctx:
             text = self._library.function("SimdSynetConvolution32fInfo")(ctx)
-        return "" if text == self._library.ffi.NULL else self._library.ffi.string(text).decode(errors="replace")
+            return "" if text == self._library.ffi.NULL else self._library.ffi.string(text).decode(errors="replace")
 
     @property
     def external_buffer_size(self) -> int:
@@ -252,8 +270,7 @@ class Convolution32f:
     @property
     def internal_buffer_size(self) -> int:
         """Floats the C context holds itself (transformed weights, scratch it allocated)."""
-        ctx = self._context()
-        with self._lock or _NO_LOCK:
+        with self._calling() as ctx:
             return int(self._library.function("SimdSynetConvolution32fInternalBufferSize")(ctx))
 
     @property
@@ -276,7 +293,7 @@ class Convolution32f:
             Optional scratch: a writeable C-contiguous float32 array of at least :attr:`external_buffer_size`
             elements, overwritten. Without it each thread uses a scratch of its own.
         """
-        ctx = self._context()
+        self._context()  # a closed context raises before any argument is looked at
         src = input_array(x, "x", np.float32)
         full = (self.batch, *self.src_shape)
         if src.shape == full:
@@ -311,7 +328,7 @@ class Convolution32f:
             src = _behind_zeros(src)
         ffi = self._library.ffi
         run = self._library.function("SimdSynetConvolution32fForward")
-        with self._lock or _NO_LOCK:
+        with self._calling() as ctx:
             run(ctx, ffi.from_buffer("float[]", src), ffi.from_buffer("float[]", scratch, require_writable=True),
                 ffi.from_buffer("float[]", out, require_writable=True))
         return out
@@ -330,9 +347,13 @@ class Convolution32f:
 
     # -- lifetime ----------------------------------------------------------------------------------------------
     def close(self) -> None:
-        """Release the C context now (also done when the object is collected). Later use raises."""
-        if self._ctx is not None:
+        """Release the C context now (also done when the object is collected), after the calls that other threads
+        have in flight return. Later use raises :class:`ContextClosedError`."""
+        with self._idle:
             ctx, self._ctx = self._ctx, None
+            while self._calls:
+                self._idle.wait()
+        if ctx is not None:
             self._library.ffi.release(ctx)
 
     def __enter__(self) -> "Convolution32f":
