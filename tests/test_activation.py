@@ -130,3 +130,19 @@ def test_c_epilogue_matches_reference_at_every_isa(bundled, name, params):
                 got = ip.forward(A)
         np.testing.assert_allclose(got, expected, rtol=4e-6, atol=4e-7 * max(1, np.abs(p).max() if p is not None
                                                                             else 1), err_msg=f"{name} at {isa}")
+
+
+def test_at_mish_s_jump_either_branch_is_accepted_and_still_checked():
+    from conformance.reference.activation import activate, either_side_of_the_jump
+
+    pre = np.array([0.49999, 0.50001, 0.2, 0.9])  # exact pre-activations; threshold 0.5, kernel rounding 1e-3
+    expected = activate(pre, "mish", [0.5]).astype(np.float32)
+    curve = activate(pre, "mish", [np.inf]).astype(np.float32)
+    kernel = expected.copy()
+    kernel[0], kernel[1] = pre[0], curve[1]  # a kernel that rounded both near-threshold values across the jump
+    settled = either_side_of_the_jump(expected, pre, kernel, "mish", [0.5], 1e-3)
+    np.testing.assert_array_equal(settled, kernel)
+    far = expected.copy()
+    far[2] = pre[2]  # the identity branch far from the threshold: still wrong
+    assert either_side_of_the_jump(expected, pre, far, "mish", [0.5], 1e-3)[2] == expected[2]
+    assert either_side_of_the_jump(expected, pre, kernel, "relu", None, 1e-3) is expected
