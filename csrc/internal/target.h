@@ -34,6 +34,14 @@
 #error "define one SB_TARGET_<ISA> before including target.h"
 #endif
 
+/* The emulation build (tools/emulate_avx512.sh, -DSB_EMULATE_AVX512): AVX-512 units compile for AVX2 and call the
+   lane-by-lane intrinsics of emulate_avx512.h, so their code paths run on CPUs without AVX-512. */
+#if defined(SB_EMULATE_AVX512) && SB_ISA_ID >= 3
+#undef SB_TARGET_FEATURES
+#define SB_TARGET_FEATURES "sse4.1,popcnt,avx,avx2,fma,f16c,bmi,bmi2"
+#define SB_EMULATED_UNIT 1
+#endif
+
 #ifdef SB_TARGET_FEATURES
 #if defined(__clang__)
 #define SB_PRAGMA_(x) _Pragma(#x)
@@ -47,6 +55,10 @@ SB_PRAGMA(GCC target(SB_TARGET_FEATURES))
 #endif
 
 #define SB_ISA_AT_LEAST(id) (SB_ISA_ID >= (id))
+
+#ifdef SB_EMULATED_UNIT
+#include "internal/emulate_avx512.h"
+#endif
 
 #include "internal/dispatch.h"
 

@@ -78,6 +78,10 @@ static void detect(void)
     isa_supported[SB_ISA_AVX2] = sse41 && avx && avx2 && fma && bmi1 && bmi2 && os_avx;
     isa_supported[SB_ISA_AVX512BW] = isa_supported[SB_ISA_AVX2] && avx512 && os_avx512;
     isa_supported[SB_ISA_AVX512VNNI] = isa_supported[SB_ISA_AVX512BW] && vnni;
+#ifdef SB_EMULATE_AVX512
+    /* tools/emulate_avx512.sh: those units were compiled for AVX2 (internal/emulate_avx512.h) */
+    isa_supported[SB_ISA_AVX512BW] = isa_supported[SB_ISA_AVX512VNNI] = isa_supported[SB_ISA_AVX2];
+#endif
 #endif
     int best = SB_ISA_BASE;
     for (int i = 0; i < SB_ISA_COUNT; ++i)
