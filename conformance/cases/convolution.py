@@ -119,6 +119,12 @@ def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
     # Wide rows at stride 2: paired loads (stride 2, NCHW) up to the last vector that fits in the row.
     for w, k, d, p in ((45, 3, 1, 1), (50, 5, 2, (0, 3, 1, 2)), (67, 2, 1, 0)):
         yield g(5, 9, w, 5, k, stride=2, dilation=d, pad=p, group=5), CI
+    # 3x3 depthwise register blocks (dilation 1, stride 1 or 2 along x): rows paired at stride 1, pairs of vectors
+    # and a last vector moved back, border columns on either side, channel tails, strides that differ by axis.
+    for c, h, w, s, p in ((5, 6, 37, 1, 1), (19, 7, 64, 2, 1), (6, 5, 70, (2, 1), (1, 0, 2, 1)),
+                          (3, 9, 33, (1, 2), 0), (20, 8, 53, 2, (0, 1, 1, 0)), (16, 4, 130, 1, 2),
+                          (9, 11, 21, (3, 1), (2, 2, 0, 1)), (40, 3, 18, 2, (1, 2, 1, 2))):
+        yield g(c, h, w, c, 3, stride=s, pad=p, group=c), CI if c in (5, 19, 6, 9) else FULL
     yield g(8, 9, 10, 16, 3, pad=1, group=8), CI           # multiplier 2
     yield g(5, 9, 10, 15, (3, 2), pad=(1, 0), group=5), CI  # multiplier 3
     # Channel counts on both sides of 4, 8 and 16 lanes, on the GEMM, 1x1 and depthwise paths.

@@ -4,6 +4,10 @@
  * NHWC: weights [kY][kX][C]; one output pixel at a time, vectors over channels (tail through partial loads).
  * NCHW: weights [C][1][kY][kX]; one plane at a time, vectors over the output row. The columns whose taps all lie
  * inside the image are computed with vectors; the few border columns test each tap.
+ * 3x3 kernels (dilation 1, stride 1 or 2), the common case, have their own interior blocks: the nine weights stay in
+ * registers and every source vector loaded feeds every output whose taps cover it, with four independent
+ * accumulators so that the multiply-adds' latency is hidden. Rows whose taps leave the image take the general path.
+ * Every path sums the taps in the same (ky, kx) order from zero, so an output does not depend on the path.
  * Both accumulate the taps from zero, then the epilogue adds the bias and applies the activation to the block
  * just written (dst is never read before it is written).
  */
@@ -11,6 +15,9 @@
 #include <stdlib.h>
 
 #include "convolution/conv_epilogue.h"
+
+/* Loops over register blocks must be unrolled completely, or the blocks' arrays of vectors live on the stack. */
+#define DW_UNROLL _Pragma("GCC unroll 32")
 
 typedef struct {
     const conv_ctx * c;
@@ -54,6 +61,121 @@ SB_INLINE void taps_of(const size_t * table, size_t d, size_t stride, size_t pad
         conv_valid_range((ptrdiff_t)(d * stride) - (ptrdiff_t)pad, dilation, size, kernel, t0, t1);
 }
 
+/* NHWC, 3x3, dilation 1, stride S: DW_P output pixels of one row x one vector of channels. s points at the
+   first pixel's top-left tap (channel ch), ls is the source row stride, w the weights of channel ch. Output q
+   reads source columns q*S .. q*S + 2: each column is loaded once for all the outputs it feeds, each row's three
+   weights once for all DW_P pixels (DW_P + 3 + (DW_P - 1) * S + 3 loads for 3 * DW_P multiply-adds a row). */
+#define DW_P 4
+SB_INLINE void dw3_nhwc_block(const float * s, size_t ls, size_t C, const float * w, float * out, const int S,
+    const int full, size_t n)
+{
+    vf acc[DW_P];
+    DW_UNROLL
+    for (int q = 0; q < DW_P; ++q)
+        acc[q] = vset1(0.0f);
+    _Pragma("GCC unroll 1") /* a loop: unrolled, the loads move up and run out of registers */
+    for (int ky = 0; ky < 3; ++ky, s += ls, w += 3 * C) {
+        vf wk[3];
+        DW_UNROLL
+        for (int kx = 0; kx < 3; ++kx)
+            wk[kx] = full ? vload(w + kx * C) : vload_n(w + kx * C, n);
+        const float * col = s;
+        DW_UNROLL
+        for (int j = 0; j < (DW_P - 1) * S + 3; ++j, col += C) {
+            vf v = full ? vload(col) : vload_n(col, n);
+            DW_UNROLL
+            for (int q = 0; q < DW_P; ++q) {
+                int kx = j - q * S;
+                if (kx >= 0 && kx < 3)
+                    acc[q] = vfmadd(v, wk[kx], acc[q]);
+            }
+        }
+    }
+    DW_UNROLL
+    for (int q = 0; q < DW_P; ++q) {
+        if (full)
+            vstore(out + q * C, acc[q]);
+        else
+            vstore_n(out + q * C, acc[q], n);
+    }
+}
+
+/* One NHWC output pixel, channels [ch, ch + n), from the taps [ky0, ky1) x [kx0, kx1) inside the image. */
+SB_INLINE vf dw_nhwc_point(const SimdConvolutionParameters * p, const float * src, const float * w, size_t ch,
+    size_t n, size_t sy0, size_t sx0, size_t ky0, size_t ky1, size_t kx0, size_t kx1)
+{
+    size_t C = p->srcC;
+    vf s = vset1(0.0f);
+    for (size_t ky = ky0; ky < ky1; ++ky)
+        for (size_t kx = kx0; kx < kx1; ++kx) {
+            const float * x = src + ((sy0 + ky * p->dilationY) * p->srcW + sx0 + kx * p->dilationX) * C + ch;
+            const float * wk = w + (ky * p->kernelX + kx) * C + ch;
+            s = n == SB_W ? vfmadd(vload(x), vload(wk), s) : vfmadd(vload_n(x, n), vload_n(wk, n), s);
+        }
+    return s;
+}
+
+/* The output columns [*in0, *in1) whose every tap lies inside the image (the intersection over kx of the valid
+   ranges); *in0 == *in1 when there are none. */
+static void dw_inner_columns(const SimdConvolutionParameters * p, size_t * in0, size_t * in1)
+{
+    *in0 = 0;
+    *in1 = p->dstW;
+    for (size_t kx = 0; kx < p->kernelX; ++kx) {
+        size_t b0, b1;
+        conv_valid_range((ptrdiff_t)(kx * p->dilationX) - (ptrdiff_t)p->padX, p->strideX, p->srcW, p->dstW, &b0,
+            &b1);
+        if (b0 > *in0) *in0 = b0;
+        if (b1 < *in1) *in1 = b1;
+    }
+    if (*in0 > *in1) *in0 = *in1;
+}
+
+SB_INLINE int dw_is_3x3(const SimdConvolutionParameters * p)
+{
+    return p->kernelY == 3 && p->kernelX == 3 && p->dilationY == 1 && p->dilationX == 1 &&
+        (p->strideX == 1 || p->strideX == 2);
+}
+
+/* One NHWC output row whose three kernel rows all lie inside the image (3x3, see dw_is_3x3). Pixel blocks outside,
+   channels inside: the source of a block is contiguous, and its weights (9 x C floats) stay in L1. */
+static void dw3_nhwc_row(const SimdConvolutionParameters * p, const float * src, const float * weight, size_t sy0,
+    const size_t * xr, size_t in0, size_t in1, float * row)
+{
+    size_t C = p->srcC, sX = p->strideX, ls = p->srcW * C;
+    for (size_t dx = 0; dx < p->dstW;) {
+        size_t count = dx >= in0 && dx + DW_P <= in1 ? DW_P : 1; /* a block of the interior, or one pixel */
+        const float * s = src + (sy0 * p->srcW + dx * sX - p->padX) * C;
+        size_t kx0, kx1;
+        if (count == 1)
+            taps_of(xr, dx, sX, p->padX, 1, p->srcW, 3, &kx0, &kx1);
+        for (size_t ch = 0; ch < C; ch += SB_W) {
+            if (C - ch < SB_W && C >= SB_W) /* the last partial vector moves back to end at C (same operations) */
+                ch = C - SB_W;
+            size_t n = C - ch < SB_W ? C - ch : SB_W;
+            float * out = row + dx * C + ch;
+            if (count == 1) {
+                vf v = dw_nhwc_point(p, src, weight, ch, n, sy0, dx * sX - p->padX, 0, 3, kx0, kx1);
+                if (n == SB_W)
+                    vstore(out, v);
+                else
+                    vstore_n(out, v, n);
+            } else if (n == SB_W) {
+                if (sX == 1)
+                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 1, 1, n);
+                else
+                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 2, 1, n);
+            } else {
+                if (sX == 1)
+                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 1, 0, n);
+                else
+                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 2, 0, n);
+            }
+        }
+        dx += count;
+    }
+}
+
 /* Output rows [begin, end) of all images (row index = b*dstH + dy), NHWC. */
 static void dw_nhwc_rows(void * arg, size_t begin, size_t end)
 {
@@ -64,6 +186,9 @@ static void dw_nhwc_rows(void * arg, size_t begin, size_t end)
     sb_epilogue e = conv_group_epilogue(c, 0, 0);
     const float * w = c->weight;
     size_t * xr = tap_ranges(p->dstW, p->strideX, p->padX, p->dilationX, p->srcW, kX);
+    size_t in0, in1;
+    dw_inner_columns(p, &in0, &in1);
+    int fast = dw_is_3x3(p);
     for (size_t r = begin; r < end; ++r) {
         size_t b = r / p->dstH, dy = r % p->dstH;
         const float * src = a->src + b * p->srcH * p->srcW * C;
@@ -71,6 +196,11 @@ static void dw_nhwc_rows(void * arg, size_t begin, size_t end)
         size_t ky0, ky1;
         conv_valid_range((ptrdiff_t)dy * (ptrdiff_t)p->strideY - (ptrdiff_t)p->padY, p->dilationY, p->srcH, kY,
             &ky0, &ky1);
+        if (fast && ky0 == 0 && ky1 == 3) {
+            dw3_nhwc_row(p, src, w, dy * p->strideY - p->padY, xr, in0, in1, row);
+            sb_epilogue_block(row, C, p->dstW, C, 0, 0, &e);
+            continue;
+        }
         for (size_t dx = 0; dx < p->dstW; ++dx) {
             size_t kx0, kx1;
             taps_of(xr, dx, p->strideX, p->padX, p->dilationX, p->srcW, kX, &kx0, &kx1);
@@ -140,6 +270,203 @@ static float dw_nchw_point(const SimdConvolutionParameters * p, const float * pl
     return s[0];
 }
 
+/* Lanes 1, 3, 5, ... of the 2*SB_W floats at p. */
+SB_INLINE vf vload_odd(const float * p)
+{
+    vf a = vload(p), b = vload(p + SB_W);
+#if SB_W == 4
+    return __builtin_shufflevector(a, b, 1, 3, 5, 7);
+#elif SB_W == 8
+    return __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15);
+#else
+    return __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+#endif
+}
+
+/* NCHW, 3x3, dilation 1, stride S: R output rows x V vectors of one plane. line points at the top tap row of the
+   first output row, at the left tap column of the first output (dx*S - padX); ls is the source row length, w the
+   nine weights broadcast, out the first output (rows ld apart). A source vector is loaded once for every output
+   row it feeds. Stride 2 takes the even lanes for kx = 0, the odd lanes for kx = 1 and the odd lanes one column
+   further for kx = 2: together they read exactly the columns the taps need, never one past them. */
+SB_INLINE void dw3_nchw_block(const float * line, size_t ls, const vf * w, float * out, size_t ld, const int R,
+    const int V, const int S)
+{
+    vf acc[2][2];
+    DW_UNROLL
+    for (int r = 0; r < R; ++r)
+        DW_UNROLL
+        for (int v = 0; v < V; ++v)
+            acc[r][v] = vset1(0.0f);
+    DW_UNROLL
+    for (int i = 0; i < (R - 1) * S + 3; ++i) {
+        const float * l = line + i * ls;
+        DW_UNROLL
+        for (int kx = 0; kx < 3; ++kx)
+            DW_UNROLL
+            for (int v = 0; v < V; ++v) {
+                vf x = S == 1 ? vload(l + v * SB_W + kx)
+                     : kx == 0 ? vload_even(l + 2 * v * SB_W)
+                     : vload_odd(l + 2 * v * SB_W + (kx - 1));
+                DW_UNROLL
+                for (int r = 0; r < R; ++r) {
+                    int ky = i - r * S;
+                    if (ky >= 0 && ky < 3)
+                        acc[r][v] = vfmadd(x, w[ky * 3 + kx], acc[r][v]);
+                }
+            }
+    }
+    DW_UNROLL
+    for (int r = 0; r < R; ++r)
+        DW_UNROLL
+        for (int v = 0; v < V; ++v)
+            vstore(out + r * ld + v * SB_W, acc[r][v]);
+}
+
+/* NCHW, 3x3: one border output of R rows (as in dw3_nchw_block) from the taps [kx0, kx1) that lie inside the row,
+   lane 0 of the vectors: the same multiply-adds in the same order as the interior. */
+SB_INLINE void dw3_nchw_point(const float * line, size_t ls, const vf * w, float * out, size_t ld, const int R,
+    size_t kx0, size_t kx1)
+{
+    vf acc[2] = {vset1(0.0f), vset1(0.0f)};
+    DW_UNROLL
+    for (int i = 0; i < R + 2; ++i)
+        for (size_t kx = kx0; kx < kx1; ++kx) {
+            vf x = vset1(line[(size_t)i * ls + kx]);
+            DW_UNROLL
+            for (int r = 0; r < R; ++r) {
+                int ky = i - r; /* R == 2 only at stride 1 */
+                if (ky >= 0 && ky < 3)
+                    acc[r] = vfmadd(x, w[ky * 3 + kx], acc[r]);
+            }
+        }
+    for (int r = 0; r < R; ++r)
+        out[(size_t)r * ld] = acc[r][0];
+}
+
+/* R (1 or 2, 2 only at stride 1) NCHW output rows from dy on whose three kernel rows lie inside the image, 3x3
+   (dw_is_3x3), with at least one vector of interior columns [in0, in1). */
+static void dw3_nchw_rows(const SimdConvolutionParameters * p, const float * plane, const float * weight, size_t dy,
+    const int R, const size_t * xr, size_t in0, size_t in1, float * row)
+{
+    size_t sX = p->strideX, W = p->srcW, dW = p->dstW;
+    vf w[9];
+    DW_UNROLL
+    for (int k = 0; k < 9; ++k)
+        w[k] = vset1(weight[k]);
+    const float * top = plane + (dy * p->strideY - p->padY) * W - p->padX; /* + dx * sX: wraps back in range */
+    for (size_t dx = in0; dx < in1;) {
+        const float * line = top + dx * sX;
+        float * out = row + dx;
+        if (dx + 2 * SB_W <= in1) {
+            if (sX == 1)
+                R == 2 ? dw3_nchw_block(line, W, w, out, dW, 2, 2, 1) : dw3_nchw_block(line, W, w, out, dW, 1, 2, 1);
+            else
+                dw3_nchw_block(line, W, w, out, dW, 1, 2, 2);
+            dx += 2 * SB_W;
+            continue;
+        }
+        if (dx + SB_W > in1) /* the last vector moves back to end at in1 (same operations on the overlap) */
+            dx = in1 - SB_W, line = top + dx * sX, out = row + dx;
+        if (sX == 1)
+            R == 2 ? dw3_nchw_block(line, W, w, out, dW, 2, 1, 1) : dw3_nchw_block(line, W, w, out, dW, 1, 1, 1);
+        else
+            dw3_nchw_block(line, W, w, out, dW, 1, 1, 2);
+        dx += SB_W;
+    }
+    for (size_t dx = 0; dx < dW; ++dx) { /* the border columns */
+        if (dx == in0)
+            dx = in1;
+        if (dx == dW)
+            break;
+        size_t kx0, kx1;
+        taps_of(xr, dx, sX, p->padX, 1, W, 3, &kx0, &kx1);
+        if (R == 2)
+            dw3_nchw_point(top + dx * sX, W, w, row + dx, dW, 2, kx0, kx1);
+        else
+            dw3_nchw_point(top + dx * sX, W, w, row + dx, dW, 1, kx0, kx1);
+    }
+}
+
+/* One NCHW output row, any geometry: vectors over the interior columns [in0, in1), the border columns tap by tap. */
+static void dw_nchw_row(const SimdConvolutionParameters * p, const float * plane, const float * w, size_t dy,
+    size_t ky0, size_t ky1, const size_t * xr, size_t in0, size_t in1, float * row)
+{
+    size_t kX = p->kernelX, sX = p->strideX, kx0, kx1;
+    for (size_t dx = 0; dx < in0; ++dx) {
+        taps_of(xr, dx, sX, p->padX, p->dilationX, p->srcW, kX, &kx0, &kx1);
+        row[dx] = dw_nchw_point(p, plane, w, ky0, ky1, dy, dx, kx0, kx1);
+    }
+    size_t base = dy * p->strideY - p->padY; /* wraps; every used row index is inside */
+    /* Stride 2: a pair of loads covers the last tap's 2*SB_W floats only while they stay inside the row. */
+#define even_ok(dx) ((dx) * 2 + (kX - 1) * p->dilationX + 2 * SB_W <= p->srcW + p->padX)
+    size_t dx = in0;
+    if (sX == 1) /* two vectors at a time: one weight broadcast feeds two multiply-adds */
+        for (; dx + 2 * SB_W <= in1; dx += 2 * SB_W) {
+            vf s0 = vset1(0.0f), s1 = vset1(0.0f);
+            for (size_t ky = ky0; ky < ky1; ++ky) {
+                const float * line = plane + (base + ky * p->dilationY) * p->srcW + dx - p->padX;
+                const float * wk = w + ky * kX;
+                for (size_t kx = 0; kx < kX; ++kx) {
+                    vf wv = vset1(wk[kx]);
+                    const float * x = line + kx * p->dilationX;
+                    s0 = vfmadd(vload(x), wv, s0);
+                    s1 = vfmadd(vload(x + SB_W), wv, s1);
+                }
+            }
+            vstore(row + dx, s0);
+            vstore(row + dx + SB_W, s1);
+        }
+    for (; dx < in1;) {
+        /* Full vectors; the last one is moved back to end at in1 (it recomputes a few outputs with the very
+           same operations) so that only rows narrower than a vector take the partial path. */
+        size_t n = SB_W;
+        if (dx + SB_W > in1) {
+            if (in1 - in0 >= SB_W)
+                dx = in1 - SB_W;
+            else
+                n = in1 - dx;
+        }
+        vf s = vset1(0.0f);
+        for (size_t ky = ky0; ky < ky1; ++ky) {
+            const float * line = plane + (base + ky * p->dilationY) * p->srcW;
+            const float * wk = w + ky * kX;
+            if (sX == 1 && n == SB_W) {
+                for (size_t kx = 0; kx < kX; ++kx)
+                    s = vfmadd(vload(line + (dx + kx * p->dilationX - p->padX)), vset1(wk[kx]), s);
+            } else if (n == SB_W && sX == 2 && even_ok(dx)) {
+                for (size_t kx = 0; kx < kX; ++kx)
+                    s = vfmadd(vload_even(line + (dx * 2 + kx * p->dilationX - p->padX)), vset1(wk[kx]), s);
+            } else if (n == SB_W) {
+                for (size_t kx = 0; kx < kX; ++kx) {
+                    const float * first = line + (dx * sX + kx * p->dilationX - p->padX);
+                    vf x;
+                    for (int i = 0; i < SB_W; ++i) /* fixed count: unrolled into lane inserts */
+                        x[i] = first[(size_t)i * sX];
+                    s = vfmadd(x, vset1(wk[kx]), s);
+                }
+            } else {
+                for (size_t kx = 0; kx < kX; ++kx) {
+                    const float * first = line + (dx * sX + kx * p->dilationX - p->padX);
+                    vf x = vset1(0.0f);
+                    for (size_t i = 0; i < n; ++i)
+                        x[i] = first[i * sX];
+                    s = vfmadd(x, vset1(wk[kx]), s);
+                }
+            }
+        }
+        if (n == SB_W)
+            vstore(row + dx, s);
+        else
+            vstore_n(row + dx, s, n);
+        dx += n;
+    }
+    for (size_t dx = in1; dx < p->dstW; ++dx) {
+        taps_of(xr, dx, sX, p->padX, p->dilationX, p->srcW, kX, &kx0, &kx1);
+        row[dx] = dw_nchw_point(p, plane, w, ky0, ky1, dy, dx, kx0, kx1);
+    }
+#undef even_ok
+}
+
 /* Planes [begin, end) of all images (plane index = b*C + c), NCHW. */
 static void dw_nchw_planes(void * arg, size_t begin, size_t end)
 {
@@ -147,15 +474,9 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
     const conv_ctx * c = a->c;
     const SimdConvolutionParameters * p = &c->p;
     size_t C = p->srcC, kY = p->kernelY, kX = p->kernelX, sX = p->strideX;
-    /* Columns whose every tap is inside: the intersection over kx of the valid ranges. */
-    size_t in0 = 0, in1 = p->dstW;
-    for (size_t kx = 0; kx < kX; ++kx) {
-        size_t b0, b1;
-        conv_valid_range((ptrdiff_t)(kx * p->dilationX) - (ptrdiff_t)p->padX, sX, p->srcW, p->dstW, &b0, &b1);
-        if (b0 > in0) in0 = b0;
-        if (b1 < in1) in1 = b1;
-    }
-    if (in0 > in1) in0 = in1;
+    size_t in0, in1;
+    dw_inner_columns(p, &in0, &in1);
+    int fast = dw_is_3x3(p) && in1 - in0 >= SB_W; /* 3x3 rows need a vector of interior columns */
     size_t * yr = tap_ranges(p->dstH, p->strideY, p->padY, p->dilationY, p->srcH, kY);
     size_t * xr = tap_ranges(p->dstW, sX, p->padX, p->dilationX, p->srcW, kX);
     sb_epilogue e = conv_group_epilogue(c, 0, 1);
@@ -164,86 +485,23 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
         const float * plane = a->src + q * p->srcH * p->srcW;
         const float * w = c->weight + ch * kY * kX;
         float * out = a->dst + q * p->dstH * p->dstW;
-        for (size_t dy = 0; dy < p->dstH; ++dy) {
-            size_t ky0, ky1, kx0, kx1;
+        for (size_t dy = 0; dy < p->dstH;) {
+            size_t ky0, ky1;
             taps_of(yr, dy, p->strideY, p->padY, p->dilationY, p->srcH, kY, &ky0, &ky1);
-            float * row = out + dy * p->dstW;
-            for (size_t dx = 0; dx < in0; ++dx) {
-                taps_of(xr, dx, sX, p->padX, p->dilationX, p->srcW, kX, &kx0, &kx1);
-                row[dx] = dw_nchw_point(p, plane, w, ky0, ky1, dy, dx, kx0, kx1);
-            }
-            size_t base = dy * p->strideY - p->padY; /* wraps; every used row index is inside */
-            /* Stride 2: a pair of loads covers the last tap's 2*SB_W floats only while they stay inside the row. */
-#define even_ok(dx) ((dx) * 2 + (kX - 1) * p->dilationX + 2 * SB_W <= p->srcW + p->padX)
-            size_t dx = in0;
-            if (sX == 1) /* two vectors at a time: one weight broadcast feeds two multiply-adds */
-                for (; dx + 2 * SB_W <= in1; dx += 2 * SB_W) {
-                    vf s0 = vset1(0.0f), s1 = vset1(0.0f);
-                    for (size_t ky = ky0; ky < ky1; ++ky) {
-                        const float * line = plane + (base + ky * p->dilationY) * p->srcW + dx - p->padX;
-                        const float * wk = w + ky * kX;
-                        for (size_t kx = 0; kx < kX; ++kx) {
-                            vf wv = vset1(wk[kx]);
-                            const float * x = line + kx * p->dilationX;
-                            s0 = vfmadd(vload(x), wv, s0);
-                            s1 = vfmadd(vload(x + SB_W), wv, s1);
-                        }
-                    }
-                    vstore(row + dx, s0);
-                    vstore(row + dx + SB_W, s1);
-                }
-            for (; dx < in1;) {
-                /* Full vectors; the last one is moved back to end at in1 (it recomputes a few outputs with the very
-                   same operations) so that only rows narrower than a vector take the partial path. */
-                size_t n = SB_W;
-                if (dx + SB_W > in1) {
-                    if (in1 - in0 >= SB_W)
-                        dx = in1 - SB_W;
-                    else
-                        n = in1 - dx;
-                }
-                vf s = vset1(0.0f);
-                for (size_t ky = ky0; ky < ky1; ++ky) {
-                    const float * line = plane + (base + ky * p->dilationY) * p->srcW;
-                    const float * wk = w + ky * kX;
-                    if (sX == 1 && n == SB_W) {
-                        for (size_t kx = 0; kx < kX; ++kx)
-                            s = vfmadd(vload(line + (dx + kx * p->dilationX - p->padX)), vset1(wk[kx]), s);
-                    } else if (n == SB_W && sX == 2 && even_ok(dx)) {
-                        for (size_t kx = 0; kx < kX; ++kx)
-                            s = vfmadd(vload_even(line + (dx * 2 + kx * p->dilationX - p->padX)), vset1(wk[kx]), s);
-                    } else if (n == SB_W) {
-                        for (size_t kx = 0; kx < kX; ++kx) {
-                            const float * first = line + (dx * sX + kx * p->dilationX - p->padX);
-                            vf x;
-                            for (int i = 0; i < SB_W; ++i) /* fixed count: unrolled into lane inserts */
-                                x[i] = first[(size_t)i * sX];
-                            s = vfmadd(x, vset1(wk[kx]), s);
-                        }
-                    } else {
-                        for (size_t kx = 0; kx < kX; ++kx) {
-                            const float * first = line + (dx * sX + kx * p->dilationX - p->padX);
-                            vf x = vset1(0.0f);
-                            for (size_t i = 0; i < n; ++i)
-                                x[i] = first[i * sX];
-                            s = vfmadd(x, vset1(wk[kx]), s);
-                        }
-                    }
-                }
-                if (n == SB_W)
-                    vstore(row + dx, s);
-                else
-                    vstore_n(row + dx, s, n);
-                dx += n;
-            }
-            for (size_t dx = in1; dx < p->dstW; ++dx) {
-                taps_of(xr, dx, sX, p->padX, p->dilationX, p->srcW, kX, &kx0, &kx1);
-                row[dx] = dw_nchw_point(p, plane, w, ky0, ky1, dy, dx, kx0, kx1);
+            if (fast && ky0 == 0 && ky1 == 3) {
+                size_t ky2 = 0, ky3 = 0; /* the next row's taps: a pair of rows shares source rows at stride 1 */
+                if (p->strideY == 1 && sX == 1 && dy + 1 < p->dstH)
+                    taps_of(yr, dy + 1, 1, p->padY, 1, p->srcH, 3, &ky2, &ky3);
+                int R = ky2 == 0 && ky3 == 3 ? 2 : 1;
+                dw3_nchw_rows(p, plane, w, dy, R, xr, in0, in1, out + dy * p->dstW);
+                dy += (size_t)R;
+            } else {
+                dw_nchw_row(p, plane, w, dy, ky0, ky1, xr, in0, in1, out + dy * p->dstW);
+                dy += 1;
             }
         }
         sb_epilogue_block(out, p->dstH * p->dstW, 1, p->dstH * p->dstW, ch, 0, &e);
     }
-#undef even_ok
     free(yr);
     free(xr);
 }
