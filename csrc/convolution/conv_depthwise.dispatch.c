@@ -283,13 +283,12 @@ SB_INLINE vf vload_odd(const float * p)
 #endif
 }
 
-/* NCHW, 3x3, dilation 1, stride S: R output rows x V vectors of one plane. line points at the top tap row of the
-   first output row, at the left tap column of the first output (dx*S - padX); ls is the source row length, w the
-   nine weights broadcast, out the first output (rows ld apart). A source vector is loaded once for every output
-   row it feeds. Stride 2 takes the even lanes for kx = 0, the odd lanes for kx = 1 and the odd lanes one column
-   further for kx = 2: together they read exactly the columns the taps need, never one past them. */
-SB_INLINE void dw3_nchw_block(const float * line, size_t ls, const vf * w, float * out, size_t ld, const int R,
-    const int V, const int S)
+/* NCHW, 3x3, dilation 1: R output rows x V vectors of one plane. tap[kx] points at the source vector that tap kx
+   of the first output row reads in its top kernel row; source rows are ls apart (R == 2: stride 1 along y, the second
+   output row starts one source row lower). w holds the nine weights broadcast, out the first output (rows ld apart).
+   A source vector is loaded once for every output row it feeds. */
+SB_INLINE void dw3_nchw_block(const float * const * tap, size_t ls, const vf * w, float * out, size_t ld, const int R,
+    const int V)
 {
     vf acc[2][2];
     DW_UNROLL
@@ -298,23 +297,19 @@ SB_INLINE void dw3_nchw_block(const float * line, size_t ls, const vf * w, float
         for (int v = 0; v < V; ++v)
             acc[r][v] = vset1(0.0f);
     DW_UNROLL
-    for (int i = 0; i < (R - 1) * S + 3; ++i) {
-        const float * l = line + i * ls;
+    for (int i = 0; i < R + 2; ++i)
         DW_UNROLL
         for (int kx = 0; kx < 3; ++kx)
             DW_UNROLL
             for (int v = 0; v < V; ++v) {
-                vf x = S == 1 ? vload(l + v * SB_W + kx)
-                     : kx == 0 ? vload_even(l + 2 * v * SB_W)
-                     : vload_odd(l + 2 * v * SB_W + (kx - 1));
+                vf x = vload(tap[kx] + (size_t)i * ls + v * SB_W);
                 DW_UNROLL
                 for (int r = 0; r < R; ++r) {
-                    int ky = i - r * S;
+                    int ky = i - r;
                     if (ky >= 0 && ky < 3)
                         acc[r][v] = vfmadd(x, w[ky * 3 + kx], acc[r][v]);
                 }
             }
-    }
     DW_UNROLL
     for (int r = 0; r < R; ++r)
         DW_UNROLL
@@ -343,36 +338,60 @@ SB_INLINE void dw3_nchw_point(const float * line, size_t ls, const vf * w, float
         out[(size_t)r * ld] = acc[r][0];
 }
 
-/* R (1 or 2, 2 only at stride 1) NCHW output rows from dy on whose three kernel rows lie inside the image, 3x3
-   (dw_is_3x3), with at least one vector of interior columns [in0, in1). */
-static void dw3_nchw_rows(const SimdConvolutionParameters * p, const float * plane, const float * weight, size_t dy,
-    const int R, const size_t * xr, size_t in0, size_t in1, float * row)
+/* The even and the odd columns of each row of a plane, each in its own row of `half` floats (split[2*y] and
+   split[2*y + 1]): at stride 2 along x, the outputs of a vector then read consecutive floats of one of them. */
+static void dw_split_columns(const float * plane, size_t H, size_t W, size_t half, float * split)
 {
-    size_t sX = p->strideX, W = p->srcW, dW = p->dstW;
+    for (size_t y = 0; y < H; ++y) {
+        const float * row = plane + y * W;
+        float * even = split + 2 * y * half, * odd = even + half;
+        size_t j = 0;
+        for (; 2 * j + 2 * SB_W <= W; j += SB_W) {
+            vstore(even + j, vload_even(row + 2 * j));
+            vstore(odd + j, vload_odd(row + 2 * j));
+        }
+        for (; 2 * j < W; ++j) {
+            even[j] = row[2 * j];
+            odd[j] = 2 * j + 1 < W ? row[2 * j + 1] : 0.0f;
+        }
+    }
+}
+
+/* R (1 or 2, 2 only at stride 1) NCHW output rows from dy on whose three kernel rows lie inside the image, 3x3
+   (dw_is_3x3), with at least one vector of interior columns [in0, in1). At stride 2 the interior reads split, the
+   plane's columns by parity (dw_split_columns); the border columns always read the plane. */
+static void dw3_nchw_rows(const SimdConvolutionParameters * p, const float * plane, const float * split, size_t half,
+    const float * weight, size_t dy, const int R, const size_t * xr, size_t in0, size_t in1, float * row)
+{
+    size_t sX = p->strideX, W = p->srcW, dW = p->dstW, sy = dy * p->strideY - p->padY;
     vf w[9];
     DW_UNROLL
     for (int k = 0; k < 9; ++k)
         w[k] = vset1(weight[k]);
-    const float * top = plane + (dy * p->strideY - p->padY) * W - p->padX; /* + dx * sX: wraps back in range */
-    for (size_t dx = in0; dx < in1;) {
-        const float * line = top + dx * sX;
-        float * out = row + dx;
-        if (dx + 2 * SB_W <= in1) {
-            if (sX == 1)
-                R == 2 ? dw3_nchw_block(line, W, w, out, dW, 2, 2, 1) : dw3_nchw_block(line, W, w, out, dW, 1, 2, 1);
-            else
-                dw3_nchw_block(line, W, w, out, dW, 1, 2, 2);
-            dx += 2 * SB_W;
-            continue;
-        }
-        if (dx + SB_W > in1) /* the last vector moves back to end at in1 (same operations on the overlap) */
-            dx = in1 - SB_W, line = top + dx * sX, out = row + dx;
+    /* Tap kx of output dx reads column c = dx*sX + kx - padX >= 0 (interior): plane column c at stride 1; at stride
+       2, float c / 2 of the row of c's parity, i.e. dx + (kx - padX) / 2 rounded down. */
+    const float * base[3];
+    size_t ls = sX == 1 ? W : 2 * half;
+    for (int kx = 0; kx < 3; ++kx) {
         if (sX == 1)
-            R == 2 ? dw3_nchw_block(line, W, w, out, dW, 2, 1, 1) : dw3_nchw_block(line, W, w, out, dW, 1, 1, 1);
-        else
-            dw3_nchw_block(line, W, w, out, dW, 1, 1, 2);
-        dx += SB_W;
+            base[kx] = plane + sy * W + (size_t)kx - p->padX; /* + dx: wraps back in range */
+        else {
+            ptrdiff_t o = (ptrdiff_t)kx - (ptrdiff_t)p->padX, down = o >= 0 ? o / 2 : -((1 - o) / 2);
+            base[kx] = split + (2 * sy + (size_t)(o - 2 * down)) * half + (size_t)down;
+        }
     }
+    for (size_t dx = in0; dx < in1;) {
+        int V = dx + 2 * SB_W <= in1 ? 2 : 1;
+        if (V == 1 && dx + SB_W > in1) /* the last vector moves back to end at in1 (same operations on the overlap) */
+            dx = in1 - SB_W;
+        const float * tap[3] = {base[0] + dx, base[1] + dx, base[2] + dx};
+        if (R == 2)
+            V == 2 ? dw3_nchw_block(tap, ls, w, row + dx, dW, 2, 2) : dw3_nchw_block(tap, ls, w, row + dx, dW, 2, 1);
+        else
+            V == 2 ? dw3_nchw_block(tap, ls, w, row + dx, dW, 1, 2) : dw3_nchw_block(tap, ls, w, row + dx, dW, 1, 1);
+        dx += (size_t)V * SB_W;
+    }
+    const float * top = plane + sy * W - p->padX; /* + dx * sX: wraps back in range */
     for (size_t dx = 0; dx < dW; ++dx) { /* the border columns */
         if (dx == in0)
             dx = in1;
@@ -477,6 +496,10 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
     size_t in0, in1;
     dw_inner_columns(p, &in0, &in1);
     int fast = dw_is_3x3(p) && in1 - in0 >= SB_W; /* 3x3 rows need a vector of interior columns */
+    size_t half = (p->srcW + 1) / 2;
+    float * split = fast && sX == 2 ? (float *)malloc(2 * p->srcH * half * sizeof(float)) : NULL;
+    if (sX == 2 && !split)
+        fast = 0; /* no memory for the split plane: the general path */
     size_t * yr = tap_ranges(p->dstH, p->strideY, p->padY, p->dilationY, p->srcH, kY);
     size_t * xr = tap_ranges(p->dstW, sX, p->padX, p->dilationX, p->srcW, kX);
     sb_epilogue e = conv_group_epilogue(c, 0, 1);
@@ -485,6 +508,8 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
         const float * plane = a->src + q * p->srcH * p->srcW;
         const float * w = c->weight + ch * kY * kX;
         float * out = a->dst + q * p->dstH * p->dstW;
+        if (split)
+            dw_split_columns(plane, p->srcH, p->srcW, half, split);
         for (size_t dy = 0; dy < p->dstH;) {
             size_t ky0, ky1;
             taps_of(yr, dy, p->strideY, p->padY, p->dilationY, p->srcH, kY, &ky0, &ky1);
@@ -493,7 +518,7 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
                 if (p->strideY == 1 && sX == 1 && dy + 1 < p->dstH)
                     taps_of(yr, dy + 1, 1, p->padY, 1, p->srcH, 3, &ky2, &ky3);
                 int R = ky2 == 0 && ky3 == 3 ? 2 : 1;
-                dw3_nchw_rows(p, plane, w, dy, R, xr, in0, in1, out + dy * p->dstW);
+                dw3_nchw_rows(p, plane, split, half, w, dy, R, xr, in0, in1, out + dy * p->dstW);
                 dy += (size_t)R;
             } else {
                 dw_nchw_row(p, plane, w, dy, ky0, ky1, xr, in0, in1, out + dy * p->dstW);
@@ -502,6 +527,7 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
         }
         sb_epilogue_block(out, p->dstH * p->dstW, 1, p->dstH * p->dstW, ch, 0, &e);
     }
+    free(split);
     free(yr);
     free(xr);
 }
