@@ -165,6 +165,8 @@ def _activation_geometries() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]
         for geometry, profiles in ((_geometry(8, 9, 10, 19, 3, pad=1, activation=act), CI),
                                    (_geometry(9, 6, 7, 17, 1, activation=act), CI),
                                    (_geometry(17, 8, 9, 17, 3, pad=1, group=17, activation=act), CI),
+                                   (_geometry(5, 7, 13, 5, 3, pad=1, group=5, activation=act), CI),
+                                   (_geometry(12, 9, 40, 12, 3, stride=2, pad=1, group=12, activation=act), FULL),
                                    (_geometry(24, 10, 9, 20, 3, pad=1, activation=act), CI),
                                    (_geometry(6, 10, 9, 12, 2, stride=2, group=2, activation=act), FULL)):
             yield geometry, ("smoke",) + profiles if act in ("prelu", "gelu") and geometry["groups"] == 1 \

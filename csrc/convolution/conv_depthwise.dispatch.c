@@ -61,13 +61,42 @@ SB_INLINE void taps_of(const size_t * table, size_t d, size_t stride, size_t pad
         conv_valid_range((ptrdiff_t)(d * stride) - (ptrdiff_t)pad, dilation, size, kernel, t0, t1);
 }
 
+/* Bias and activation for NHWC output vectors, channels [ch, ch + n), applied while the sums are in registers:
+   the operations of sb_epilogue_block (bias added, then the activation with the same parameters). */
+typedef struct {
+    const float * bias;
+    const float * slopes; /* Prelu: one per channel */
+    int act;
+    vf p0, p1;
+} dw_finish_t;
+
+static dw_finish_t dw_finish_of(const sb_epilogue * e)
+{
+    int scalars = sb_activation_scalar_params(e->activation);
+    dw_finish_t f = {e->bias, e->activation == SimdConvolutionActivationPrelu ? e->params : NULL, e->activation,
+        vset1(scalars >= 1 ? e->params[0] : 0.0f), vset1(scalars >= 2 ? e->params[1] : 0.0f)};
+    return f;
+}
+
+SB_INLINE void dw_finish_store(const dw_finish_t * f, float * out, vf x, size_t ch, size_t n, const int full)
+{
+    if (f->bias)
+        x += full ? vload(f->bias + ch) : vload_n(f->bias + ch, n);
+    vf q = f->slopes ? (full ? vload(f->slopes + ch) : vload_n(f->slopes + ch, n)) : f->p0;
+    x = sb_activate(x, f->act, q, f->p1);
+    if (full)
+        vstore(out, x);
+    else
+        vstore_n(out, x, n);
+}
+
 /* NHWC, 3x3, dilation 1, stride S: DW_P output pixels of one row x one vector of channels. s points at the
    first pixel's top-left tap (channel ch), ls is the source row stride, w the weights of channel ch. Output q
    reads source columns q*S .. q*S + 2: each column is loaded once for all the outputs it feeds, each row's three
    weights once for all DW_P pixels (DW_P + 3 + (DW_P - 1) * S + 3 loads for 3 * DW_P multiply-adds a row). */
 #define DW_P 4
 SB_INLINE void dw3_nhwc_block(const float * s, size_t ls, size_t C, const float * w, float * out, const int S,
-    const int full, size_t n)
+    const int full, size_t n, const dw_finish_t * f, size_t ch)
 {
     vf acc[DW_P];
     DW_UNROLL
@@ -92,12 +121,8 @@ SB_INLINE void dw3_nhwc_block(const float * s, size_t ls, size_t C, const float 
         }
     }
     DW_UNROLL
-    for (int q = 0; q < DW_P; ++q) {
-        if (full)
-            vstore(out + q * C, acc[q]);
-        else
-            vstore_n(out + q * C, acc[q], n);
-    }
+    for (int q = 0; q < DW_P; ++q)
+        dw_finish_store(f, out + q * C, acc[q], ch, n, full);
 }
 
 /* One NHWC output pixel, channels [ch, ch + n), from the taps [ky0, ky1) x [kx0, kx1) inside the image. */
@@ -140,7 +165,7 @@ SB_INLINE int dw_is_3x3(const SimdConvolutionParameters * p)
 /* One NHWC output row whose three kernel rows all lie inside the image (3x3, see dw_is_3x3). Pixel blocks outside,
    channels inside: the source of a block is contiguous, and its weights (9 x C floats) stay in L1. */
 static void dw3_nhwc_row(const SimdConvolutionParameters * p, const float * src, const float * weight, size_t sy0,
-    const size_t * xr, size_t in0, size_t in1, float * row)
+    const size_t * xr, size_t in0, size_t in1, const dw_finish_t * f, float * row)
 {
     size_t C = p->srcC, sX = p->strideX, ls = p->srcW * C;
     for (size_t dx = 0; dx < p->dstW;) {
@@ -157,19 +182,19 @@ static void dw3_nhwc_row(const SimdConvolutionParameters * p, const float * src,
             if (count == 1) {
                 vf v = dw_nhwc_point(p, src, weight, ch, n, sy0, dx * sX - p->padX, 0, 3, kx0, kx1);
                 if (n == SB_W)
-                    vstore(out, v);
+                    dw_finish_store(f, out, v, ch, n, 1);
                 else
-                    vstore_n(out, v, n);
+                    dw_finish_store(f, out, v, ch, n, 0);
             } else if (n == SB_W) {
                 if (sX == 1)
-                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 1, 1, n);
+                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 1, 1, n, f, ch);
                 else
-                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 2, 1, n);
+                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 2, 1, n, f, ch);
             } else {
                 if (sX == 1)
-                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 1, 0, n);
+                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 1, 0, n, f, ch);
                 else
-                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 2, 0, n);
+                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 2, 0, n, f, ch);
             }
         }
         dx += count;
@@ -184,6 +209,7 @@ static void dw_nhwc_rows(void * arg, size_t begin, size_t end)
     const SimdConvolutionParameters * p = &c->p;
     size_t C = p->srcC, kY = p->kernelY, kX = p->kernelX;
     sb_epilogue e = conv_group_epilogue(c, 0, 0);
+    dw_finish_t finish = dw_finish_of(&e);
     const float * w = c->weight;
     size_t * xr = tap_ranges(p->dstW, p->strideX, p->padX, p->dilationX, p->srcW, kX);
     size_t in0, in1;
@@ -197,8 +223,7 @@ static void dw_nhwc_rows(void * arg, size_t begin, size_t end)
         conv_valid_range((ptrdiff_t)dy * (ptrdiff_t)p->strideY - (ptrdiff_t)p->padY, p->dilationY, p->srcH, kY,
             &ky0, &ky1);
         if (fast && ky0 == 0 && ky1 == 3) {
-            dw3_nhwc_row(p, src, w, dy * p->strideY - p->padY, xr, in0, in1, row);
-            sb_epilogue_block(row, C, p->dstW, C, 0, 0, &e);
+            dw3_nhwc_row(p, src, w, dy * p->strideY - p->padY, xr, in0, in1, &finish, row);
             continue;
         }
         for (size_t dx = 0; dx < p->dstW; ++dx) {
