@@ -8,7 +8,10 @@ ContextClosedError and never crashes.
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -194,3 +197,38 @@ def test_closing_contexts_under_other_threads_raises_cleanly(bundled, load):
     for call, inputs, _ in jobs.values():
         with pytest.raises(simdbind.ContextClosedError):
             call(inputs[0])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is not available on this platform")
+def test_a_forked_child_gets_working_library_threads(bundled):
+    """The library keeps its worker threads between calls; a child forked after they started has none of them, and
+    its own 2-thread calls must still run (not wait forever for the parent's workers) and give the same bits."""
+    rng = np.random.default_rng(7)
+    ip = simdbind.InnerProduct32f(64, 256, 256, weight=rng.uniform(-1, 1, (256, 256)).astype(np.float32),
+                                  library=bundled)  # 4M multiply-adds: split over the library's threads
+    x = rng.uniform(-1, 1, (64, 256)).astype(np.float32)
+    previous = bundled.set_threads(2)
+    try:
+        expected = ip.forward(x)  # starts the workers in this process
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report through the pipe, never return into pytest
+            status = 1
+            try:
+                status = 0 if np.array_equal(ip.forward(x), expected) else 2
+            finally:
+                os.write(write, bytes([status]))
+                os._exit(0)
+        os.close(write)
+        deadline = time.monotonic() + 30
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                pytest.fail("the forked child hung in a 2-thread call")
+            time.sleep(0.05)
+        answer = os.read(read, 1)
+        os.close(read)
+        assert answer == b"\x00", f"child status {answer!r} (1: raised, 2: different bits)"
+    finally:
+        bundled.set_threads(previous)
