@@ -33,6 +33,7 @@
 #define NV 2
 #define NR (NV * SB_W)
 #define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats: 16 KiB */
+#define KC_ONE (KC + KC / 2)                   /* K up to this: one K block, no short second one reloading C */
 #define MC (MR * 16)
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
 #define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
@@ -358,7 +359,7 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
     int mode = j->mode;
     if (mode == MODE_PACK) {
         size_t panels = (n1 - n0 + NR - 1) / NR;
-        size_t bytes = (min_size(KC, K) * panels * NR * sizeof(float) + 63) & ~(size_t)63;
+        size_t bytes = ((K <= KC_ONE ? K : KC) * panels * NR * sizeof(float) + 63) & ~(size_t)63;
         buffer = (float *)aligned_alloc(64, bytes);
         if (buffer == NULL)
             mode = j->trans ? MODE_DOT : MODE_DIRECT; /* no memory for packing: slower, same results */
@@ -382,7 +383,8 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
     }
     /* K blocks keep a B panel in L1 while MC rows of A reuse it; a few rows of A cannot, so a prepacked B then
        streams each panel once, whole. */
-    size_t kc_max = (mode == MODE_PACKED || mode == MODE_PANELS) && m1 - m0 <= MR ? K : KC;
+    /* A K a little over KC in one block rather than a short second one that reloads all of C. */
+    size_t kc_max = ((mode == MODE_PACKED || mode == MODE_PANELS) && m1 - m0 <= MR) || K <= KC_ONE ? K : KC;
     const int fuse = sb_epilogue_fusable(e);
     for (size_t k0 = 0; k0 < K; k0 += kc_max) {
         size_t kc = min_size(kc_max, K - k0);
