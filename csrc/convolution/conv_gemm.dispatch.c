@@ -21,6 +21,21 @@ typedef struct {
     size_t pix0;
 } unroll_arg;
 
+/* dst[0, n) = src[0, n) with vectors (short copies: a libc call per tap cost more than the copy). */
+SB_INLINE void copy_floats(float * dst, const float * src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 2 * SB_W <= n; i += 2 * SB_W) {
+        vf a = vload(src + i), b = vload(src + i + SB_W);
+        vstore(dst + i, a);
+        vstore(dst + i + SB_W, b);
+    }
+    for (; i + SB_W <= n; i += SB_W)
+        vstore(dst + i, vload(src + i));
+    if (i < n)
+        vstore_n(dst + i, vload_n(src + i, n - i), n - i);
+}
+
 /* im2row pixels [begin, end) of one NHWC image. */
 static void im2row_pixels(void * arg, size_t begin, size_t end)
 {
@@ -40,7 +55,7 @@ static void im2row_pixels(void * arg, size_t begin, size_t end)
                 for (size_t g = 0; g < G; ++g) {
                     float * o = out + g * Kg + (ky * kX + kx) * srcCg;
                     if (inside)
-                        memcpy(o, s + g * srcCg, srcCg * sizeof(float));
+                        copy_floats(o, s + g * srcCg, srcCg);
                     else
                         memset(o, 0, srcCg * sizeof(float));
                 }
@@ -86,6 +101,11 @@ SB_INLINE vf gemm_load_even(const float * p)
     vf a = vload(p), b = vload(p + SB_W);
 #if SB_W == 4
     return __builtin_shufflevector(a, b, 0, 2, 4, 6);
+#elif SB_W == 8 && defined(__AVX2__)
+    /* In-lane even picks (one shufps), then the two middle 64-bit quarters swapped (one vpermpd): cheaper than a
+       cross-lane permute of each input and a blend. */
+    __m256 t = _mm256_shuffle_ps((__m256)a, (__m256)b, 0x88); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+    return (vf)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
 #elif SB_W == 8
     return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
 #else
