@@ -357,9 +357,15 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
     }
     float * buffer = NULL;
     int mode = j->mode;
+    /* MODE_PACK: columns in blocks of nb_cols whose packed K block (about 2^16 floats) stays in L2 while it is
+       used, instead of packing the whole range (a copy of B through memory) first; same sums either way. */
+    size_t kc_pack = K <= KC_ONE ? K : KC;
+    size_t nb_cols = n1 - n0;
     if (mode == MODE_PACK) {
-        size_t panels = (n1 - n0 + NR - 1) / NR;
-        size_t bytes = ((K <= KC_ONE ? K : KC) * panels * NR * sizeof(float) + 63) & ~(size_t)63;
+        size_t cap = ((size_t)1 << 16) / kc_pack / NR * NR;
+        nb_cols = cap < NR ? NR : cap < nb_cols ? cap : nb_cols;
+        size_t panels = (nb_cols + NR - 1) / NR;
+        size_t bytes = (kc_pack * panels * NR * sizeof(float) + 63) & ~(size_t)63;
         buffer = (float *)aligned_alloc(64, bytes);
         if (buffer == NULL)
             mode = j->trans ? MODE_DOT : MODE_DIRECT; /* no memory for packing: slower, same results */
@@ -386,29 +392,35 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
     /* A K a little over KC in one block rather than a short second one that reloads all of C. */
     size_t kc_max = ((mode == MODE_PACKED || mode == MODE_PANELS) && m1 - m0 <= MR) || K <= KC_ONE ? K : KC;
     const int fuse = sb_epilogue_fusable(e);
-    for (size_t k0 = 0; k0 < K; k0 += kc_max) {
-        size_t kc = min_size(kc_max, K - k0);
-        int last = k0 + kc == K;
-        if (mode == MODE_PACK)
-            for (size_t n = n0, p = 0; n < n1; n += NR, ++p)
-                pack_panel(buffer + p * kc * NR, j->B, j->ldb, j->trans, k0, kc, n, min_size(NR, n1 - n));
-        for (size_t mb = m0; mb < m1; mb += MC) {
-            size_t me = min_size(mb + MC, m1);
-            for (size_t n = n0, p = 0; n < n1; n += NR, ++p) {
-                size_t nc = min_size(NR, n1 - n);
-                const float * panel = mode == MODE_PACK ? buffer + p * kc * NR : j->B + (n / NR) * K * NR + k0 * NR;
-                size_t bs = NR;
-                if (mode == MODE_PANELS) { /* compact panels: rows of nc floats */
-                    panel = j->B + (n / NR) * K * NR + k0 * nc;
-                    bs = nc;
-                }
-                for (size_t i = mb; i < me; i += MR) {
-                    size_t mr = min_size(MR, me - i);
-                    const sb_epilogue * fe = last && fuse ? e : NULL;
-                    kernel_packed(mr, kc, A + i * lda + k0, lda, panel, bs, C + i * ldc + n, ldc, nc, k0 > 0, fe, i,
-                        n);
-                    if (last && !fuse)
-                        sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
+    const size_t range_begin = n0, range_end = n1;
+    for (size_t nb = range_begin; nb < range_end; nb += nb_cols) {
+        n0 = nb;
+        n1 = min_size(nb + nb_cols, range_end);
+        for (size_t k0 = 0; k0 < K; k0 += kc_max) {
+            size_t kc = min_size(kc_max, K - k0);
+            int last = k0 + kc == K;
+            if (mode == MODE_PACK)
+                for (size_t n = n0, p = 0; n < n1; n += NR, ++p)
+                    pack_panel(buffer + p * kc * NR, j->B, j->ldb, j->trans, k0, kc, n, min_size(NR, n1 - n));
+            for (size_t mb = m0; mb < m1; mb += MC) {
+                size_t me = min_size(mb + MC, m1);
+                for (size_t n = n0, p = 0; n < n1; n += NR, ++p) {
+                    size_t nc = min_size(NR, n1 - n);
+                    const float * panel = mode == MODE_PACK ? buffer + p * kc * NR
+                                                            : j->B + (n / NR) * K * NR + k0 * NR;
+                    size_t bs = NR;
+                    if (mode == MODE_PANELS) { /* compact panels: rows of nc floats */
+                        panel = j->B + (n / NR) * K * NR + k0 * nc;
+                        bs = nc;
+                    }
+                    for (size_t i = mb; i < me; i += MR) {
+                        size_t mr = min_size(MR, me - i);
+                        const sb_epilogue * fe = last && fuse ? e : NULL;
+                        kernel_packed(mr, kc, A + i * lda + k0, lda, panel, bs, C + i * ldc + n, ldc, nc, k0 > 0,
+                            fe, i, n);
+                        if (last && !fuse)
+                            sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
+                    }
                 }
             }
         }
