@@ -150,6 +150,13 @@ def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
                   g(24, 20, 21, 24, 3, pad=1, group=24, threads=2), g(32, 20, 22, 32, 3, pad=1, threads=2),
                   g(12, 20, 21, 8, 5, stride=2, pad=2, group=2, threads=2, batch=3)):
         yield shape, CI
+    # GemmNN in chunks of output pixels (NCHW: im2col straight into compact GEMM panels, about 2^16 floats a chunk):
+    # several chunks, a last chunk and a last panel narrower than the others, K over one GEMM K block (1600) and
+    # within it (800, two groups, two threads), wide stride-2 rows (even-lane gathers up to the row's end).
+    yield g(64, 20, 23, 24, 5, stride=2, pad=2), CI
+    yield g(64, 20, 23, 24, 5, stride=2, pad=2, group=2, threads=2), CI
+    yield g(8, 9, 70, 16, 3, stride=2, pad=1), CI
+    yield g(7, 8, 71, 9, 3, stride=(1, 2), pad=(1, 0, 0, 1)), CI
     # Winograd-eligible shapes (3x3, stride 1, dilation 1, group 1, >= 16 channels): odd and even sizes, so that
     # partial output tiles occur, with pad 1, pad 0 and asymmetric pads.
     for h, w, p in ((8, 8, 1), (9, 11, 1), (14, 13, 0), (7, 16, (1, 0, 0, 1)), (5, 6, (0, 1, 2, 0))):

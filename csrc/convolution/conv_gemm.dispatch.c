@@ -3,7 +3,9 @@
  *
  * GemmNN (every geometry): each image is unrolled, then multiplied by the weights with the shared GEMM, whose
  * epilogue adds the bias and applies the activation while the output tile is still in cache.
- *   NCHW: im2col, buf[(c*kY + ky)*kX + kx][dy*dstW + dx]; dst[dstC][dstHW] = W[dstC][K] x buf[K][dstHW] per group.
+ *   NCHW: im2col, rows (c*kY + ky)*kX + kx, columns dy*dstW + dx; dst[dstC][dstHW] = W[dstC][K] x im2col[K][dstHW]
+ *         per group. The im2col is made in chunks of pixels, in the GEMM's compact panel layout, each multiplied at
+ *         once (cache-hot, no packing pass of the GEMM's own).
  *   NHWC: im2row, buf[dy*dstW + dx][g][ky][kx][ci]; dst[dstHW][dstC] = buf[dstHW][K] x W[K][dstC] per group.
  * Direct1x1 (1x1, stride 1, pad 0): the source already is the GEMM operand, no unrolling.
  */
@@ -15,38 +17,23 @@
 typedef struct {
     const conv_ctx * c;
     const float * src;
-    float * buf;
+    float * buf; /* the row of pixel pix0 */
+    size_t pix0;
 } unroll_arg;
 
-/* im2col rows [begin, end) of one NCHW image. */
-static void im2col_rows(void * arg, size_t begin, size_t end)
+/* dst[0, n) = src[0, n) with vectors (short copies: a libc call per tap cost more than the copy). */
+SB_INLINE void copy_floats(float * dst, const float * src, size_t n)
 {
-    const unroll_arg * a = (const unroll_arg *)arg;
-    const SimdConvolutionParameters * p = &a->c->p;
-    size_t kY = p->kernelY, kX = p->kernelX, N = p->dstH * p->dstW;
-    for (size_t r = begin; r < end; ++r) {
-        size_t ch = r / (kY * kX), ky = r / kX % kY, kx = r % kX;
-        const float * plane = a->src + ch * p->srcH * p->srcW;
-        float * out = a->buf + r * N;
-        ptrdiff_t offX = (ptrdiff_t)(kx * p->dilationX) - (ptrdiff_t)p->padX;
-        ptrdiff_t offY = (ptrdiff_t)(ky * p->dilationY) - (ptrdiff_t)p->padY;
-        size_t x0, x1, y0, y1;
-        conv_valid_range(offX, p->strideX, p->srcW, p->dstW, &x0, &x1);
-        conv_valid_range(offY, p->strideY, p->srcH, p->dstH, &y0, &y1);
-        if (y0 > 0) memset(out, 0, y0 * p->dstW * sizeof(float));
-        for (size_t dy = y0; dy < y1; ++dy) {
-            float * row = out + dy * p->dstW;
-            const float * line = plane + (size_t)((ptrdiff_t)(dy * p->strideY) + offY) * p->srcW;
-            if (x0 > 0) memset(row, 0, x0 * sizeof(float));
-            if (p->strideX == 1 && x1 > x0)
-                memcpy(row + x0, line + (size_t)((ptrdiff_t)x0 + offX), (x1 - x0) * sizeof(float));
-            else
-                for (size_t dx = x0; dx < x1; ++dx)
-                    row[dx] = line[(size_t)((ptrdiff_t)(dx * p->strideX) + offX)];
-            if (x1 < p->dstW) memset(row + x1, 0, (p->dstW - x1) * sizeof(float));
-        }
-        if (y1 < p->dstH) memset(out + y1 * p->dstW, 0, (p->dstH - y1) * p->dstW * sizeof(float));
+    size_t i = 0;
+    for (; i + 2 * SB_W <= n; i += 2 * SB_W) {
+        vf a = vload(src + i), b = vload(src + i + SB_W);
+        vstore(dst + i, a);
+        vstore(dst + i + SB_W, b);
     }
+    for (; i + SB_W <= n; i += SB_W)
+        vstore(dst + i, vload(src + i));
+    if (i < n)
+        vstore_n(dst + i, vload_n(src + i, n - i), n - i);
 }
 
 /* im2row pixels [begin, end) of one NHWC image. */
@@ -58,7 +45,7 @@ static void im2row_pixels(void * arg, size_t begin, size_t end)
     size_t Kg = kY * kX * srcCg, K = Kg * G;
     for (size_t pix = begin; pix < end; ++pix) {
         size_t dy = pix / p->dstW, dx = pix % p->dstW;
-        float * out = a->buf + pix * K;
+        float * out = a->buf + (pix - a->pix0) * K;
         for (size_t ky = 0; ky < kY; ++ky) {
             ptrdiff_t sy = (ptrdiff_t)(dy * p->strideY + ky * p->dilationY) - (ptrdiff_t)p->padY;
             for (size_t kx = 0; kx < kX; ++kx) {
@@ -68,7 +55,7 @@ static void im2row_pixels(void * arg, size_t begin, size_t end)
                 for (size_t g = 0; g < G; ++g) {
                     float * o = out + g * Kg + (ky * kX + kx) * srcCg;
                     if (inside)
-                        memcpy(o, s + g * srcCg, srcCg * sizeof(float));
+                        copy_floats(o, s + g * srcCg, srcCg);
                     else
                         memset(o, 0, srcCg * sizeof(float));
                 }
@@ -108,6 +95,146 @@ static void gemm_image(const conv_ctx * c, const float * u, size_t ldu, float * 
     }
 }
 
+/* Lanes 0, 2, 4, ... of the 2*SB_W floats at p (the inputs of SB_W outputs at stride 2). */
+SB_INLINE vf gemm_load_even(const float * p)
+{
+    vf a = vload(p), b = vload(p + SB_W);
+#if SB_W == 4
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6);
+#elif SB_W == 8 && defined(__AVX2__)
+    /* In-lane even picks (one shufps), then the two middle 64-bit quarters swapped (one vpermpd): cheaper than a
+       cross-lane permute of each input and a blend. */
+    __m256 t = _mm256_shuffle_ps((__m256)a, (__m256)b, 0x88); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+    return (vf)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
+#elif SB_W == 8
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
+#else
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#endif
+}
+
+#define NCHW_COLS_MAX 2048 /* pixels per chunk at most (a row of them is kept on the stack) */
+
+/* NCHW GemmNN: the im2col rows of group g (channels from `plane0`) for output pixels [n0, n1), written straight in
+   the GEMM's compact panel layout (gemm32f_panels_serial, panel width W): pixel n of row r goes to
+   panels + q*Kg*W + r*w + lane, q = (n - n0) / W, lane = (n - n0) % W, w the width of panel q. */
+static void im2col_panels(const conv_ctx * c, const float * plane0, size_t n0, size_t n1, size_t W, float * panels)
+{
+    float tmp[NCHW_COLS_MAX];
+    const SimdConvolutionParameters * p = &c->p;
+    size_t kY = p->kernelY, kX = p->kernelX, dstW = p->dstW, srcCg = p->srcC / p->group, Kg = srcCg * kY * kX;
+    size_t sX = p->strideX, plane_size = p->srcH * p->srcW;
+    /* The input rows the chunk reads: the source is read channel after channel, a few short lines of each (too
+       scattered for the hardware prefetcher), so the next channel's lines are prefetched while this one is used. */
+    ptrdiff_t ry0 = (ptrdiff_t)(n0 / dstW * p->strideY) - (ptrdiff_t)p->padY;
+    ptrdiff_t ry1 = (ptrdiff_t)((n1 - 1) / dstW * p->strideY + (kY - 1) * p->dilationY) - (ptrdiff_t)p->padY;
+    ry0 = ry0 < 0 ? 0 : ry0;
+    ry1 = ry1 >= (ptrdiff_t)p->srcH ? (ptrdiff_t)p->srcH - 1 : ry1;
+    for (size_t r = 0; r < Kg; ++r) {
+        size_t ch = r / (kY * kX), ky = r / kX % kY, kx = r % kX;
+        const float * plane = plane0 + ch * plane_size;
+        if (ky == 0 && kx == 0 && ch + 1 < srcCg)
+            for (ptrdiff_t y = ry0; y <= ry1; ++y) {
+                const char * line = (const char *)(plane + plane_size + (size_t)y * p->srcW);
+                for (size_t byte = 0; byte < p->srcW * sizeof(float); byte += 64)
+                    __builtin_prefetch(line + byte);
+            }
+        ptrdiff_t offX = (ptrdiff_t)(kx * p->dilationX) - (ptrdiff_t)p->padX;
+        ptrdiff_t offY = (ptrdiff_t)(ky * p->dilationY) - (ptrdiff_t)p->padY;
+        size_t x0, x1, y0, y1;
+        conv_valid_range(offX, sX, p->srcW, dstW, &x0, &x1);
+        conv_valid_range(offY, p->strideY, p->srcH, p->dstH, &y0, &y1);
+        /* Row r for pixels [n0, n1) into tmp, in runs of output rows, then copied into the panels (short runs cut
+           at every panel edge would cost more in bookkeeping than the copy). */
+        size_t dy = n0 / dstW, dx = n0 % dstW;
+        for (size_t n = n0; n < n1;) {
+            size_t run = dstW - dx < n1 - n ? dstW - dx : n1 - n; /* to the end of the output row */
+            float * out = tmp + (n - n0);
+            size_t end = dx + run;
+            if (dy < y0 || dy >= y1) {
+                memset(out, 0, run * sizeof(float));
+            } else {
+                const float * line = plane + (size_t)((ptrdiff_t)(dy * p->strideY) + offY) * p->srcW;
+                size_t a = x0 < dx ? dx : x0 > end ? end : x0;
+                size_t b = x1 < a ? a : x1 > end ? end : x1;
+                if (a > dx) memset(out, 0, (a - dx) * sizeof(float));
+                const float * s = line + (ptrdiff_t)(a * sX) + offX;
+                float * o = out + (a - dx);
+                size_t count = b - a, i = 0;
+                /* Whole vectors while their reads stay in the source row: s[i*sX + sX*SB_W - 1] < line + srcW. */
+                ptrdiff_t room = (ptrdiff_t)p->srcW - ((ptrdiff_t)(a * sX) + offX);
+                if (sX == 1) {
+                    for (; i + SB_W <= count; i += SB_W)
+                        vstore(o + i, vload(s + i));
+                } else if (sX == 2) {
+                    for (; i + SB_W <= count && (ptrdiff_t)(2 * (i + SB_W)) <= room; i += SB_W)
+                        vstore(o + i, gemm_load_even(s + 2 * i));
+                }
+                for (; i < count; ++i)
+                    o[i] = s[i * sX];
+                if (end > b) memset(out + (b - dx), 0, (end - b) * sizeof(float));
+            }
+            n += run;
+            dx = 0;
+            ++dy;
+        }
+        for (size_t j = 0, q = 0; j < n1 - n0; j += W, ++q) {
+            size_t w = n1 - n0 - j < W ? n1 - n0 - j : W;
+            float * o = panels + q * Kg * W + r * w;
+            if (w == W)
+                for (size_t v = 0; v < W; v += SB_W)
+                    vstore(o + v, vload(tmp + j + v));
+            else
+                memcpy(o, tmp + j, w * sizeof(float));
+        }
+    }
+}
+
+typedef struct {
+    const conv_ctx * c;
+    const float * src;
+    float * buf;
+    float * dst;
+    size_t cols; /* pixels per chunk, a multiple of the panel width */
+} nchw_arg;
+
+/* NCHW GemmNN: chunks of output pixels; each chunk (all groups in turn) is unrolled into its own part of buf and
+   multiplied at once while it is in cache, with no separate packing pass. Every output element's sum is the same
+   whatever the chunking, so results do not depend on the thread count. */
+static void nchw_chunks(void * arg, size_t begin, size_t end)
+{
+    const nchw_arg * a = (const nchw_arg *)arg;
+    const conv_ctx * c = a->c;
+    const SimdConvolutionParameters * p = &c->p;
+    size_t G = p->group, srcCg = p->srcC / G, dstCg = p->dstC / G, N = p->dstH * p->dstW;
+    size_t Kg = p->kernelY * p->kernelX * srcCg, W = SB_FN(gemm32f_panel_width)();
+    for (size_t chunk = begin; chunk < end; ++chunk) {
+        size_t n0 = chunk * a->cols, n1 = n0 + a->cols < N ? n0 + a->cols : N;
+        /* Every chunk of this range reuses the part of buf of the range's first one, which stays in cache (a
+           fresh part per chunk would stream the whole unrolled image through memory once more). Ranges are
+           disjoint, so are their parts. */
+        float * panels = a->buf + begin * a->cols * Kg * G;
+        for (size_t g = 0; g < G; ++g) {
+            sb_epilogue e = conv_group_epilogue(c, g, 1);
+            im2col_panels(c, a->src + g * srcCg * p->srcH * p->srcW, n0, n1, W, panels);
+            SB_FN(gemm32f_panels_serial)(dstCg, n1 - n0, Kg, c->weight + g * dstCg * Kg, Kg, panels,
+                a->dst + g * dstCg * N + n0, N, &e);
+        }
+    }
+}
+
+static void nchw_gemm_image(const conv_ctx * c, const float * src, float * buf, float * dst)
+{
+    const SimdConvolutionParameters * p = &c->p;
+    size_t N = p->dstH * p->dstW, Kg = p->kernelY * p->kernelX * p->srcC / p->group;
+    size_t W = SB_FN(gemm32f_panel_width)();
+    /* A chunk's panels (Kg x cols floats) about 256 KiB: in L2 while the GEMM reads them. */
+    size_t cols = ((size_t)1 << 16) / (Kg ? Kg : 1) / W * W;
+    cols = cols < W ? W : cols > NCHW_COLS_MAX / W * W ? NCHW_COLS_MAX / W * W : cols;
+    nchw_arg a = {c, src, buf, dst, cols};
+    sb_parallel_for((N + cols - 1) / cols, 1, nchw_chunks, &a);
+}
+
 /* NHWC: output pixels in chunks, each unrolled (GemmNN) into its own rows of buf and multiplied right away while
    they are in cache. A chunk's GEMMs do about 2^20 multiply-adds, below the GEMM's own threading, so threads take
    whole chunks (one thread start per image instead of one per GEMM). */
@@ -128,9 +255,11 @@ static void nhwc_chunks(void * arg, size_t begin, size_t end)
     for (size_t chunk = begin; chunk < end; ++chunk) {
         size_t m0 = chunk * a->rows, m1 = m0 + a->rows < N ? m0 + a->rows : N;
         if (a->buf) {
-            unroll_arg u = {c, a->src, a->buf};
+            /* As in nchw_chunks: the range's chunks reuse the rows of buf of its first chunk, in cache. */
+            float * rows = a->buf + begin * a->rows * K;
+            unroll_arg u = {c, a->src, rows, m0};
             im2row_pixels(&u, m0, m1);
-            gemm_rows(c, a->buf + m0 * K, K, m1 - m0, a->dst + m0 * p->dstC);
+            gemm_rows(c, rows, K, m1 - m0, a->dst + m0 * p->dstC);
         } else
             gemm_rows(c, a->src + m0 * p->srcC, p->srcC, m1 - m0, a->dst + m0 * p->dstC);
     }
@@ -151,13 +280,10 @@ void SB_FN(conv_forward_gemm)(const conv_ctx * c, const float * src, float * buf
 {
     const SimdConvolutionParameters * p = &c->p;
     size_t srcSize = p->srcC * p->srcH * p->srcW, dstSize = p->dstC * p->dstH * p->dstW;
-    size_t K = p->kernelY * p->kernelX * p->srcC;
     for (size_t b = 0; b < c->batch; ++b) {
-        if (p->srcF == SimdTensorFormatNchw) {
-            unroll_arg a = {c, src + b * srcSize, buf};
-            sb_parallel_for(K, 1, im2col_rows, &a);
-            gemm_image(c, buf, K, dst + b * dstSize);
-        } else
+        if (p->srcF == SimdTensorFormatNchw)
+            nchw_gemm_image(c, src + b * srcSize, buf, dst + b * dstSize);
+        else
             nhwc_image(c, src + b * srcSize, buf, dst + b * dstSize);
     }
 }

@@ -33,6 +33,7 @@
 #define NV 2
 #define NR (NV * SB_W)
 #define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats: 16 KiB */
+#define KC_ONE (KC + KC / 2)                   /* K up to this: one K block, no short second one reloading C */
 #define MC (MR * 16)
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
 #define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
@@ -68,7 +69,7 @@ SB_INLINE void store_c(float * c, vf x, size_t v, size_t nc, int accumulate)
 /* C[mr][nc] (accumulate ? += : =) A[mr][kc] (lda) * B[kc][nc], row k of B at B + k * bs. mr and full are
    constants after inlining, so the accumulators live in registers. */
 SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
-    size_t ldc, size_t nc, int accumulate, const int full)
+    size_t ldc, size_t nc, int accumulate, const int full, const sb_epilogue * fe, size_t row0, size_t col0)
 {
     vf c[MR][NV];
     for (int i = 0; i < mr; ++i)
@@ -110,27 +111,81 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
             }
         }
     }
-    for (int i = 0; i < mr; ++i)
-        for (int v = 0; v < NV; ++v)
-            store_c(C + i * ldc, c[i][v], v, nc, accumulate);
+    if (fe == NULL) {
+        for (int i = 0; i < mr; ++i)
+            for (int v = 0; v < NV; ++v)
+                store_c(C + i * ldc, c[i][v], v, nc, accumulate);
+        return;
+    }
+    /* Fused epilogue (the last K block): bias + Identity/Relu on the registers, in the order and with the formula
+       of sb_epilogue_block (x = sum + bias, then Max(0, x)), so the result is the same, without a second pass. */
+    const vf zero = vset1(0.0f);
+    const int relu = fe->activation == SimdConvolutionActivationRelu;
+    vf colb[NV];
+    for (int v = 0; v < NV; ++v)
+        colb[v] = fe->bias && !fe->bias_per_row ? load_b(fe->bias + col0, v, nc, 0) : zero;
+    for (int i = 0; i < mr; ++i) {
+        float * ci = C + i * ldc;
+        for (int v = 0; v < NV; ++v) {
+            size_t lo = (size_t)v * SB_W;
+            if (nc <= lo)
+                break;
+            size_t n = nc - lo;
+            vf x = c[i][v];
+            if (accumulate)
+                x += n >= SB_W ? vload(ci + lo) : vload_n(ci + lo, n);
+            if (fe->bias)
+                x += fe->bias_per_row ? vset1(fe->bias[row0 + (size_t)i]) : colb[v];
+            if (relu)
+                x = vmax(zero, x);
+            if (n >= SB_W)
+                vstore(ci + lo, x);
+            else
+                vstore_n(ci + lo, x, n);
+        }
+    }
 }
 
-static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, float * C, size_t ldc,
-    size_t nc, int accumulate)
+/* fe: an epilogue to apply on the registers (sb_epilogue_fusable), else NULL; (row0, col0): C's place in the
+   output, for the bias. bs: the panel's row stride, NR for zero-padded panels (full) or nc for a compact last one. */
+static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
+    size_t ldc, size_t nc, int accumulate, const sb_epilogue * fe, size_t row0, size_t col0)
 {
     /* mr is 1 .. MR; each count gets its own inlined kernel (accumulators in registers). */
-#define SB_KCASE(m) case m: kernel(m, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    switch (mr) {
-    SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
+    if (bs == NR) {
+#define SB_KCASE(m) case m: kernel(m, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0); break;
+        switch (mr) {
+        SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
 #if MR > 6
-    SB_KCASE(6) SB_KCASE(7)
+        SB_KCASE(6) SB_KCASE(7)
 #endif
 #if MR > 8
-    SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
+        SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
 #endif
-    default: kernel(MR, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1); break;
-    }
+        default: kernel(MR, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0); break;
+        }
 #undef SB_KCASE
+    } else {
+#define SB_KCASE(m) case m: kernel(m, kc, A, lda, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0); break;
+        switch (mr) {
+        SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
+#if MR > 6
+        SB_KCASE(6) SB_KCASE(7)
+#endif
+#if MR > 8
+        SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
+#endif
+        default: kernel(MR, kc, A, lda, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0); break;
+        }
+#undef SB_KCASE
+    }
+}
+
+/* 1 if kernel() can apply the epilogue on its registers: no activation but Relu, or none (a bias only). */
+SB_INLINE int sb_epilogue_fusable(const sb_epilogue * e)
+{
+    return e != NULL && (e->activation == SimdConvolutionActivationIdentity ||
+        e->activation == SimdConvolutionActivationRelu);
 }
 
 /* Few rows of A, B read in place: C[mr][nc] = A[mr][K] * B[K][nc] with the C block (in L1) as the accumulator,
@@ -253,7 +308,7 @@ SB_INLINE void dot_rows(const int jn, const float * a, const float * b, size_t l
         c[t] = vreduce_add(s[t]);
 }
 
-enum { MODE_PACKED, MODE_PACK, MODE_DIRECT, MODE_DOT };
+enum { MODE_PACKED, MODE_PACK, MODE_DIRECT, MODE_DOT, MODE_PANELS };
 
 typedef struct {
     int mode;
@@ -302,9 +357,15 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
     }
     float * buffer = NULL;
     int mode = j->mode;
+    /* MODE_PACK: columns in blocks of nb_cols whose packed K block (about 2^16 floats) stays in L2 while it is
+       used, instead of packing the whole range (a copy of B through memory) first; same sums either way. */
+    size_t kc_pack = K <= KC_ONE ? K : KC;
+    size_t nb_cols = n1 - n0;
     if (mode == MODE_PACK) {
-        size_t panels = (n1 - n0 + NR - 1) / NR;
-        size_t bytes = (min_size(KC, K) * panels * NR * sizeof(float) + 63) & ~(size_t)63;
+        size_t cap = ((size_t)1 << 16) / kc_pack / NR * NR;
+        nb_cols = cap < NR ? NR : cap < nb_cols ? cap : nb_cols;
+        size_t panels = (nb_cols + NR - 1) / NR;
+        size_t bytes = (kc_pack * panels * NR * sizeof(float) + 63) & ~(size_t)63;
         buffer = (float *)aligned_alloc(64, bytes);
         if (buffer == NULL)
             mode = j->trans ? MODE_DOT : MODE_DIRECT; /* no memory for packing: slower, same results */
@@ -328,23 +389,38 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
     }
     /* K blocks keep a B panel in L1 while MC rows of A reuse it; a few rows of A cannot, so a prepacked B then
        streams each panel once, whole. */
-    size_t kc_max = mode == MODE_PACKED && m1 - m0 <= MR ? K : KC;
-    for (size_t k0 = 0; k0 < K; k0 += kc_max) {
-        size_t kc = min_size(kc_max, K - k0);
-        int last = k0 + kc == K;
-        if (mode == MODE_PACK)
-            for (size_t n = n0, p = 0; n < n1; n += NR, ++p)
-                pack_panel(buffer + p * kc * NR, j->B, j->ldb, j->trans, k0, kc, n, min_size(NR, n1 - n));
-        for (size_t mb = m0; mb < m1; mb += MC) {
-            size_t me = min_size(mb + MC, m1);
-            for (size_t n = n0, p = 0; n < n1; n += NR, ++p) {
-                size_t nc = min_size(NR, n1 - n);
-                const float * panel = mode == MODE_PACK ? buffer + p * kc * NR : j->B + (n / NR) * K * NR + k0 * NR;
-                for (size_t i = mb; i < me; i += MR) {
-                    size_t mr = min_size(MR, me - i);
-                    kernel_packed(mr, kc, A + i * lda + k0, lda, panel, C + i * ldc + n, ldc, nc, k0 > 0);
-                    if (last)
-                        sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
+    /* A K a little over KC in one block rather than a short second one that reloads all of C. */
+    size_t kc_max = ((mode == MODE_PACKED || mode == MODE_PANELS) && m1 - m0 <= MR) || K <= KC_ONE ? K : KC;
+    const int fuse = sb_epilogue_fusable(e);
+    const size_t range_begin = n0, range_end = n1;
+    for (size_t nb = range_begin; nb < range_end; nb += nb_cols) {
+        n0 = nb;
+        n1 = min_size(nb + nb_cols, range_end);
+        for (size_t k0 = 0; k0 < K; k0 += kc_max) {
+            size_t kc = min_size(kc_max, K - k0);
+            int last = k0 + kc == K;
+            if (mode == MODE_PACK)
+                for (size_t n = n0, p = 0; n < n1; n += NR, ++p)
+                    pack_panel(buffer + p * kc * NR, j->B, j->ldb, j->trans, k0, kc, n, min_size(NR, n1 - n));
+            for (size_t mb = m0; mb < m1; mb += MC) {
+                size_t me = min_size(mb + MC, m1);
+                for (size_t n = n0, p = 0; n < n1; n += NR, ++p) {
+                    size_t nc = min_size(NR, n1 - n);
+                    const float * panel = mode == MODE_PACK ? buffer + p * kc * NR
+                                                            : j->B + (n / NR) * K * NR + k0 * NR;
+                    size_t bs = NR;
+                    if (mode == MODE_PANELS) { /* compact panels: rows of nc floats */
+                        panel = j->B + (n / NR) * K * NR + k0 * nc;
+                        bs = nc;
+                    }
+                    for (size_t i = mb; i < me; i += MR) {
+                        size_t mr = min_size(MR, me - i);
+                        const sb_epilogue * fe = last && fuse ? e : NULL;
+                        kernel_packed(mr, kc, A + i * lda + k0, lda, panel, bs, C + i * ldc + n, ldc, nc, k0 > 0,
+                            fe, i, n);
+                        if (last && !fuse)
+                            sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
+                    }
                 }
             }
         }
@@ -419,4 +495,17 @@ void SB_FN(gemm32f_packed)(size_t M, size_t N, size_t K, const float * A, size_t
 {
     gemm_job j = {MODE_PACKED, M, N, K, A, lda, packed, 0, 0, C, ldc, epilogue};
     run(&j);
+}
+
+size_t SB_FN(gemm32f_panel_width)(void)
+{
+    return NR;
+}
+
+void SB_FN(gemm32f_panels_serial)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * panels,
+    float * C, size_t ldc, const sb_epilogue * epilogue)
+{
+    gemm_job j = {MODE_PANELS, M, N, K, A, lda, panels, 0, 0, C, ldc, epilogue};
+    if (M && N)
+        run_range(&j, 0, M, 0, N);
 }

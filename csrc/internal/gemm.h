@@ -36,4 +36,12 @@ void SB_FN(gemm32f_pack_b)(size_t N, size_t K, const float * B, size_t ldb, int 
 void SB_FN(gemm32f_packed)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * packed,
     float * C, size_t ldc, const sb_epilogue * epilogue);
 
+/* B given as compact column panels, for callers that build B themselves (the NCHW convolution writes its im2col
+   this way): with W = gemm32f_panel_width() (this ISA's), columns [p*W, p*W + w) of B, w = min(W, N - p*W), are
+   stored at panels + p*K*W as [K][w] (the last panel is narrower, not padded: K*N floats in all).
+   gemm32f_panels_serial: C[M][N] (ldc) = epilogue(A[M][K] (lda) * B), on the calling thread only. */
+size_t SB_FN(gemm32f_panel_width)(void);
+void SB_FN(gemm32f_panels_serial)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * panels,
+    float * C, size_t ldc, const sb_epilogue * epilogue);
+
 #endif /* SB_GEMM_H */
