@@ -474,9 +474,10 @@ def test_run_orders_samples_blocked_above_one_thread_by_default(bundled_targets,
     seen = []
     real = harness.measure
 
-    def spy(entries, repeats, min_time, timer=harness.time.perf_counter, interleave=True):
+    def spy(entries, repeats, min_time, timer=harness.time.perf_counter, interleave=True, settle=0.0):
         seen.append(interleave)
-        return real(entries, repeats, min_time, timer, interleave)
+        assert settle == (0.0 if interleave else harness.SETTLE)  # blocked samples wait for spinning pools
+        return real(entries, repeats, min_time, timer, interleave)  # without the pause: a fast test
 
     monkeypatch.setattr(harness, "measure", spy)
     case = Case.from_dict(case_dict(simdbind=None))

@@ -32,6 +32,9 @@ UNITS = ("Gelem/s", "GFLOP/s", "GB/s")
 TIMERS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "thread": time.thread_time}
 #: Sample orders of :func:`run`.
 ORDERS = ("auto", "interleaved", "blocked")
+#: Seconds of pause before each implementation's samples in blocked order: longer than thread pools spin after
+#: their last work (OpenMP's default block time is 0.2 s), so that none is still taking a core.
+SETTLE = 0.3
 #: The usual peers (families may add others, e.g. "memcpy"); `--peers` selects among the ones cases list.
 PEERS = ("numpy", "torch", "onnxruntime")
 #: Modules of this package that are not family modules.
@@ -253,13 +256,13 @@ class EntryError(Exception):
 
 def measure(entries: Sequence[tuple[str, Callable[[], Any], Callable[[], None] | None]], repeats: int,
             min_time: float, timer: Callable[[], float] = time.perf_counter,
-            interleave: bool = True) -> dict[str, tuple[int, list[float]]]:
+            interleave: bool = True, settle: float = 0.0) -> dict[str, tuple[int, list[float]]]:
     """{name: (calls per sample, per-call times)} of every entry (name, call, setup run before each sample):
     calibration, one warm-up sample, then `repeats` rounds; round r runs the entries in their order rotated by r
     (interleaved, so that drift spreads over all of them). With ``interleave=False`` (blocked), each entry's
-    samples are taken one after the other instead, after a second warm-up sample right before them, so that
-    what the previous entry left running (thread pools still spinning) falls on untimed calls. An entry that
-    raises stops the measurement with :class:`EntryError`."""
+    samples are taken one after the other instead, after a pause of `settle` seconds and a second warm-up sample
+    right before them, so that what the previous entry left running (thread pools still spinning) has stopped or
+    falls on untimed calls. An entry that raises stops the measurement with :class:`EntryError`."""
     numbers: dict[str, int] = {}
     samples: dict[str, list[float]] = {name: [] for name, _, _ in entries}
     gc_was_enabled = gc.isenabled()
@@ -279,6 +282,8 @@ def measure(entries: Sequence[tuple[str, Callable[[], Any], Callable[[], None] |
         else:  # (entry, timed): one untimed sample, then its `repeats` timed ones
             order = [(entry, i > 0) for entry in entries for i in range(repeats + 1)]
         for (name, call, setup), timed in order:
+            if not interleave and not timed and settle > 0:
+                time.sleep(settle)
             try:
                 if setup:
                     setup()
@@ -428,9 +433,10 @@ def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[st
     a row) or "auto": interleaved at one thread, blocked at more. Thread pools keep spinning for a while after
     their work (OpenBLAS ~0.1 s, OpenMP runtimes up to 0.2 s), so interleaved at two threads the previous
     implementation's spinning threads take the cores from the one being timed: inner_product M256 measured 1.83x
-    its one-thread speed alone and 1.10x interleaved with NumPy's matmul. (Pausing before each sample instead
-    made the bundled library's 2-thread calls twice as slow: it starts its threads per call, onto a core gone
-    idle.)"""
+    its one-thread speed alone and 1.10x interleaved with NumPy's matmul. Blocked, each implementation's samples
+    start after a pause of SETTLE seconds, longer than those spins: without it, an OpenMP pool left spinning by
+    PyTorch's block made the next block's 2-thread calls up to twice as slow (0.57x "scaling" for a case that
+    scales 1.9x alone)."""
     if order not in ORDERS:
         raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
     global _current_threads
@@ -502,7 +508,7 @@ def _run_case(case: Case, target_list: Sequence[Target], peers: Sequence[str], t
     while runnable:  # an entry failing while timed is reported; the others are measured again without it
         try:
             timed = measure([(e.measurement.implementation, e.call, e.setup) for e in runnable], repeats,
-                            min_time, timer, interleave)
+                            min_time, timer, interleave, 0.0 if interleave else SETTLE)
         except EntryError as failure:
             for e in runnable:
                 if e.measurement.implementation == failure.name:
