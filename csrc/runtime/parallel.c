@@ -8,8 +8,9 @@
  * - A call splits [0, n) into `threads` parts on grain boundaries; part 0 runs on the calling thread, part t on
  *   worker t. The split depends only on n, grain and the thread count, and kernels never let the summation
  *   order depend on it.
- * - One caller uses the workers at a time. A second Python thread calling while they are busy, or a call nested in
- *   a part, starts threads of its own for that call (the old, slower way), so calls never wait on each other.
+ * - One caller uses the workers at a time. A second Python thread calling while they are busy starts threads of its
+ *   own for that call (the old, slower way), so calls never wait on each other. A call nested in a part of a
+ *   multithreaded call runs serially on that part's thread.
  * - fork(): the child has no workers; pthread_atfork resets the pool there (and the parent's handlers hold its
  *   locks across the fork, so that the child never inherits them locked).
  * - A worker that cannot be started is not needed: its part runs on the calling thread.
@@ -27,14 +28,23 @@ typedef struct {
     size_t n, grain, blocks, threads;
 } job_t;
 
+/* Set while this thread runs a part of a multithreaded call: a call nested in it runs serially, since the outer
+   call already keeps every thread busy (a nested 2-thread GEMM per chunk of a 2-thread convolution made the
+   convolution slower than on one thread). */
+static _Thread_local int in_part;
+
 /* Part t of a job: whole grains, the last part ending at n. */
 static void run_part(const job_t * job, size_t t)
 {
     size_t b = job->blocks * t / job->threads * job->grain, e = job->blocks * (t + 1) / job->threads * job->grain;
     if (e > job->n)
         e = job->n;
-    if (b < e)
+    if (b < e) {
+        int outer = in_part;
+        in_part = 1;
         job->body(job->arg, b, e);
+        in_part = outer;
+    }
 }
 
 /* -- the fallback: threads started for one call ---------------------------------------------------------------- */
@@ -163,7 +173,7 @@ void sb_parallel_for(size_t n, size_t grain, void (*body)(void * arg, size_t beg
     if (threads > blocks) threads = blocks;
     if (threads > SB_MAX_THREADS) threads = SB_MAX_THREADS;
     job_t job = {body, arg, n, grain, blocks, threads};
-    if (threads <= 1) {
+    if (threads <= 1 || in_part) {
         body(arg, 0, n);
         return;
     }
