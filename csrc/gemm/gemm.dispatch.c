@@ -148,37 +148,31 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
 
 /* fe: an epilogue to apply on the registers (sb_epilogue_fusable), else NULL; (row0, col0): C's place in the
    output, for the bias. bs: the panel's row stride, NR for zero-padded panels (full) or nc for a compact last one. */
+/* kernel() for mr in 1 .. MR, each count its own inlined kernel (accumulators in registers). */
+SB_INLINE void kernel_rows(size_t mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
+    size_t ldc, size_t nc, int accumulate, const int full, const sb_epilogue * fe, size_t row0, size_t col0)
+{
+#define SB_KCASE(m) case m: kernel(m, kc, A, lda, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
+    switch (mr) {
+    SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
+#if MR > 6
+    SB_KCASE(6) SB_KCASE(7)
+#endif
+#if MR > 8
+    SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
+#endif
+    default: kernel(MR, kc, A, lda, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
+    }
+#undef SB_KCASE
+}
+
 static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
     size_t ldc, size_t nc, int accumulate, const sb_epilogue * fe, size_t row0, size_t col0)
 {
-    /* mr is 1 .. MR; each count gets its own inlined kernel (accumulators in registers). */
-    if (bs == NR) {
-#define SB_KCASE(m) case m: kernel(m, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0); break;
-        switch (mr) {
-        SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
-#if MR > 6
-        SB_KCASE(6) SB_KCASE(7)
-#endif
-#if MR > 8
-        SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
-#endif
-        default: kernel(MR, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0); break;
-        }
-#undef SB_KCASE
-    } else {
-#define SB_KCASE(m) case m: kernel(m, kc, A, lda, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0); break;
-        switch (mr) {
-        SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
-#if MR > 6
-        SB_KCASE(6) SB_KCASE(7)
-#endif
-#if MR > 8
-        SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
-#endif
-        default: kernel(MR, kc, A, lda, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0); break;
-        }
-#undef SB_KCASE
-    }
+    if (bs == NR) /* zero-padded panels: every column readable */
+        kernel_rows(mr, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);
+    else
+        kernel_rows(mr, kc, A, lda, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);
 }
 
 /* 1 if kernel() can apply the epilogue on its registers: no activation but Relu, or none (a bias only). */
