@@ -1,7 +1,7 @@
 /*
  * conv_depthwise.h: what the two depthwise sources share (conv_depthwise_nhwc.dispatch.c and
  * conv_depthwise_nchw.dispatch.c): the call's argument, the taps that fall inside the image, the interior columns,
- * the 3x3 test and the stride-2 lane loads. Included by *.dispatch.c sources only (per-ISA code).
+ * and the 3x3 test. Included by *.dispatch.c sources only (per-ISA code).
  *
  * Both layouts: the taps that lie inside the image are summed in (ky, kx) order from zero on every path (general,
  * 3x3 blocks, borders), so an output does not depend on the path; then the bias and the activation are applied to
@@ -35,19 +35,6 @@ static inline size_t * tap_ranges(size_t count, size_t stride, size_t pad, size_
                 range + 2 * d + 1);
     return range;
 }
-
-/* Every other lane of the 2*SB_W floats at p, from lane 0 (even) or 1 (odd): the inputs of SB_W outputs at stride 2.
-   Reads p[2*SB_W - 1]. */
-#if SB_W == 4
-#define DW_EVERY_OTHER(a, b, o) __builtin_shufflevector(a, b, o, 2 + o, 4 + o, 6 + o)
-#elif SB_W == 8
-#define DW_EVERY_OTHER(a, b, o) __builtin_shufflevector(a, b, o, 2 + o, 4 + o, 6 + o, 8 + o, 10 + o, 12 + o, 14 + o)
-#else
-#define DW_EVERY_OTHER(a, b, o) __builtin_shufflevector(a, b, o, 2 + o, 4 + o, 6 + o, 8 + o, 10 + o, 12 + o, 14 + o, \
-    16 + o, 18 + o, 20 + o, 22 + o, 24 + o, 26 + o, 28 + o, 30 + o)
-#endif
-SB_INLINE vf vload_even(const float * p) { return DW_EVERY_OTHER(vload(p), vload(p + SB_W), 0); }
-SB_INLINE vf vload_odd(const float * p) { return DW_EVERY_OTHER(vload(p), vload(p + SB_W), 1); }
 
 /* Taps [*t0, *t1) of output d along one axis: from the precomputed table, or computed when it is missing. */
 SB_INLINE void taps_of(const size_t * table, size_t d, size_t stride, size_t pad, size_t dilation, size_t size,

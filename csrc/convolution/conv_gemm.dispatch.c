@@ -95,24 +95,6 @@ static void gemm_image(const conv_ctx * c, const float * u, size_t ldu, float * 
     }
 }
 
-/* Lanes 0, 2, 4, ... of the 2*SB_W floats at p (the inputs of SB_W outputs at stride 2). */
-SB_INLINE vf gemm_load_even(const float * p)
-{
-    vf a = vload(p), b = vload(p + SB_W);
-#if SB_W == 4
-    return __builtin_shufflevector(a, b, 0, 2, 4, 6);
-#elif SB_W == 8 && defined(__AVX2__)
-    /* In-lane even picks (one shufps), then the two middle 64-bit quarters swapped (one vpermpd): cheaper than a
-       cross-lane permute of each input and a blend. */
-    __m256 t = _mm256_shuffle_ps((__m256)a, (__m256)b, 0x88); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
-    return (vf)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
-#elif SB_W == 8
-    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14);
-#else
-    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-#endif
-}
-
 #define NCHW_COLS_MAX 2048 /* pixels per chunk at most (a row of them is kept on the stack) */
 
 /* NCHW GemmNN: the im2col rows of group g (channels from `plane0`) for output pixels [n0, n1), written straight in
@@ -168,7 +150,7 @@ static void im2col_panels(const conv_ctx * c, const float * plane0, size_t n0, s
                         vstore(o + i, vload(s + i));
                 } else if (sX == 2) {
                     for (; i + SB_W <= count && (ptrdiff_t)(2 * (i + SB_W)) <= room; i += SB_W)
-                        vstore(o + i, gemm_load_even(s + 2 * i));
+                        vstore(o + i, vload_even(s + 2 * i));
                 }
                 for (; i < count; ++i)
                     o[i] = s[i * sX];

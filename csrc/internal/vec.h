@@ -182,4 +182,21 @@ SB_INLINE float vreduce_max(vf v)
     return m;
 }
 
+/* Every other lane of the 2*SB_W floats at p, from lane 0 (vload_even) or lane 1 (vload_odd): the inputs of SB_W
+   outputs at stride 2 (convolution). Reads p[0 .. 2*SB_W - 1]. At avx2, one in-lane shuffle and one swap of the
+   middle 64-bit quarters, cheaper than the generic cross-lane permutes. */
+#if SB_W == 8 && SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3)
+#define SB_EVERY_OTHER(a, b, o) ((vf)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd( \
+    _mm256_shuffle_ps((__m256)(a), (__m256)(b), (o) ? 0xDD : 0x88)), 0xD8)))
+#elif SB_W == 4
+#define SB_EVERY_OTHER(a, b, o) __builtin_shufflevector(a, b, o, 2 + o, 4 + o, 6 + o)
+#elif SB_W == 8
+#define SB_EVERY_OTHER(a, b, o) __builtin_shufflevector(a, b, o, 2 + o, 4 + o, 6 + o, 8 + o, 10 + o, 12 + o, 14 + o)
+#else
+#define SB_EVERY_OTHER(a, b, o) __builtin_shufflevector(a, b, o, 2 + o, 4 + o, 6 + o, 8 + o, 10 + o, 12 + o, 14 + o, \
+    16 + o, 18 + o, 20 + o, 22 + o, 24 + o, 26 + o, 28 + o, 30 + o)
+#endif
+SB_INLINE vf vload_even(const float * p) { return SB_EVERY_OTHER(vload(p), vload(p + SB_W), 0); }
+SB_INLINE vf vload_odd(const float * p) { return SB_EVERY_OTHER(vload(p), vload(p + SB_W), 1); }
+
 #endif /* SB_VEC_H */
