@@ -121,7 +121,8 @@ def test_convert_weight_round_trip_and_layout_equivalence(bundled):
     (dict(kernel=(1, 1)), "Direct1x1"),
     (dict(kernel=(3, 3), stride=2), "GemmNN"),
     (dict(kernel=(3, 3), group=2, pad=1), "GemmNN"),
-    (dict(kernel=(3, 3), src_c=16, dst_c=24, pad=1), "WinogradF2x2"),
+    (dict(kernel=(3, 3), src_c=16, dst_c=24, pad=1), "WinogradF2x2"),   # output too small for 4x4 tiles to pay
+    (dict(kernel=(3, 3), src_c=16, dst_c=24, pad=1, h=16, w=17), "WinogradF4x4"),
     (dict(kernel=(3, 3), src_c=16, dst_c=24, dilation=2, pad=2), "GemmNN"),
 ])
 def test_info_names_the_isa_and_the_algorithm(bundled, layout, geometry, algorithm):

@@ -158,12 +158,17 @@ def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
     yield g(8, 9, 70, 16, 3, stride=2, pad=1), CI
     yield g(7, 8, 71, 9, 3, stride=(1, 2), pad=(1, 0, 0, 1)), CI
     # Winograd-eligible shapes (3x3, stride 1, dilation 1, group 1, >= 16 channels): odd and even sizes, so that
-    # partial output tiles occur, with pad 1, pad 0 and asymmetric pads.
-    for h, w, p in ((8, 8, 1), (9, 11, 1), (14, 13, 0), (7, 16, (1, 0, 0, 1)), (5, 6, (0, 1, 2, 0))):
+    # partial output tiles occur, with pad 1, pad 0 and asymmetric pads; outputs of 16 and more take F(4x4,3x3).
+    for h, w, p in ((8, 8, 1), (9, 11, 1), (14, 13, 0), (7, 16, (1, 0, 0, 1)), (5, 6, (0, 1, 2, 0)), (17, 19, 1),
+                    (18, 21, (0, 1, 2, 0))):
         yield g(16, h, w, 24, 3, pad=p), CI
         yield g(33, h, w, 17, 3, pad=p), CI if p == 1 else FULL
     yield g(64, 28, 28, 64, 3, pad=1), CI
-    yield g(256, 13, 12, 256, 3, pad=(1, 1, 0, 2)), CI  # Winograd blocks of 32 tiles cutting tile rows (tW = 6)
+    yield g(256, 13, 12, 256, 3, pad=(1, 1, 0, 2)), CI
+    yield g(128, 23, 26, 128, 3, pad=1, threads=2), CI  # F4x4: 42 partial tiles, blocks of 32 cutting tile rows
+    yield g(128, 22, 6, 128, 3, pad=1), CI               # F2x2: 33 tiles, blocks of 32 cutting tile rows (tW = 3)
+    yield g(16, 18, 17, 16, 3, pad=1, batch=3), CI      # NCHW: transposed to NHWC and back for every image
+    yield g(24, 16, 17, 20, 3, pad=1, activation="prelu"), CI  # F4x4 with a per-channel epilogue
     yield g(64, 56, 56, 64, 3, pad=1), FULL
 
 

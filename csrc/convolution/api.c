@@ -5,7 +5,8 @@
  * kernel or dilation, a group not dividing the channels, an activation out of range), records the ISA selected
  * now and chooses an algorithm for the shape:
  *   1. DepthwiseNhwc / DepthwiseNchw: group == srcC == dstC (direct kernels, no scratch);
- *   2. WinogradF2x2: 3x3, stride 1, dilation 1, group 1, enough channels and pixels for the transforms to pay;
+ *   2. WinogradF4x4 / WinogradF2x2: 3x3, stride 1, dilation 1, group 1, enough channels and pixels for the
+ *      transforms to pay (F4x4 from 16x16 outputs);
  *   3. Direct1x1: 1x1, stride 1, no padding (the source is the GEMM operand as it is);
  *   4. GemmNN: im2col (NCHW) / im2row (NHWC) + GEMM, every other geometry.
  * Info names it as "<isa>::<algorithm>".
@@ -24,7 +25,8 @@ SB_DECLARE(conv_forward_gemm, void, CONV_FORWARD_ARGS);
 SB_DECLARE(conv_forward_1x1, void, CONV_FORWARD_ARGS);
 SB_DECLARE(conv_forward_dw_nhwc, void, CONV_FORWARD_ARGS);
 SB_DECLARE(conv_forward_dw_nchw, void, CONV_FORWARD_ARGS);
-SB_DECLARE(conv_forward_winograd, void, CONV_FORWARD_ARGS);
+SB_DECLARE(conv_forward_winograd2, void, CONV_FORWARD_ARGS);
+SB_DECLARE(conv_forward_winograd4, void, CONV_FORWARD_ARGS);
 
 SB_DECLARE(conv_pack_nhwc, float *, (const conv_ctx *, const float *, size_t *));
 static const conv_pack_fn pack_nhwc_table[SB_ISA_COUNT] = SB_TABLE(conv_pack_nhwc);
@@ -34,7 +36,8 @@ static const conv_forward_fn forward_table[CONV_ALGO_COUNT][SB_ISA_COUNT] = {
     [CONV_ALGO_1X1] = SB_TABLE(conv_forward_1x1),
     [CONV_ALGO_DW_NHWC] = SB_TABLE(conv_forward_dw_nhwc),
     [CONV_ALGO_DW_NCHW] = SB_TABLE(conv_forward_dw_nchw),
-    [CONV_ALGO_WINOGRAD] = SB_TABLE(conv_forward_winograd),
+    [CONV_ALGO_WINOGRAD2] = SB_TABLE(conv_forward_winograd2),
+    [CONV_ALGO_WINOGRAD4] = SB_TABLE(conv_forward_winograd4),
 };
 
 static const char * const algo_names[CONV_ALGO_COUNT] = {
@@ -42,7 +45,8 @@ static const char * const algo_names[CONV_ALGO_COUNT] = {
     [CONV_ALGO_1X1] = "Direct1x1",
     [CONV_ALGO_DW_NHWC] = "DepthwiseNhwc",
     [CONV_ALGO_DW_NCHW] = "DepthwiseNchw",
-    [CONV_ALGO_WINOGRAD] = "WinogradF2x2",
+    [CONV_ALGO_WINOGRAD2] = "WinogradF2x2",
+    [CONV_ALGO_WINOGRAD4] = "WinogradF4x4",
 };
 
 static int output_size_ok(size_t src, size_t pad_begin, size_t pad_end, size_t kernel, size_t dilation, size_t stride,
@@ -73,17 +77,24 @@ static int valid(size_t batch, const SimdConvolutionParameters * p)
         output_size_ok(p->srcW, p->padX, p->padW, p->kernelX, p->dilationX, p->strideX, p->dstW);
 }
 
+#ifndef WINOGRAD4_MIN
+#define WINOGRAD4_MIN 16
+#endif
+
 static int choose(const SimdConvolutionParameters * p)
 {
     if (p->group == p->srcC && p->group == p->dstC)
         return p->srcF == SimdTensorFormatNhwc ? CONV_ALGO_DW_NHWC : CONV_ALGO_DW_NCHW;
     /* Winograd F(2x2,3x3) does 16 multiplies per 2x2 outputs instead of 36, at the price of the transforms
        (about 16*(C + D) adds per tile): it pays once both channel counts are moderate and there are tiles enough
-       to keep the 16 GEMMs busy. */
+       to keep the 16 GEMMs busy. F(4x4,3x3) does 36 per 4x4 outputs (4x fewer than direct); its 6x6 transforms cost
+       more per tile, and its tiles waste more of a small output: measured against F(2x2) at 32, 128 and 512
+       channels (avx2 and avx512bw, both layouts), F(4x4) is 0.5-0.9x at 8x8 to 10x10 outputs, about even at 12x12
+       and 14x14, and 1.1-1.9x from 16x16 on. */
     if (p->kernelY == 3 && p->kernelX == 3 && p->strideY == 1 && p->strideX == 1 && p->dilationY == 1 &&
         p->dilationX == 1 && p->group == 1 && p->srcC >= 16 && p->dstC >= 16 && p->dstH >= 4 && p->dstW >= 4 &&
         p->padY <= 2 && p->padX <= 2 && p->padH <= 2 && p->padW <= 2)
-        return CONV_ALGO_WINOGRAD;
+        return p->dstH >= WINOGRAD4_MIN && p->dstW >= WINOGRAD4_MIN ? CONV_ALGO_WINOGRAD4 : CONV_ALGO_WINOGRAD2;
     if (p->kernelY == 1 && p->kernelX == 1 && p->strideY == 1 && p->strideX == 1 && p->padY == 0 && p->padX == 0 &&
         p->padH == 0 && p->padW == 0)
         return CONV_ALGO_1X1;
@@ -95,39 +106,48 @@ static size_t external_size(const conv_ctx * c)
     const SimdConvolutionParameters * p = &c->p;
     switch (c->algo) {
     case CONV_ALGO_GEMM: return p->srcC * p->kernelY * p->kernelX * p->dstH * p->dstW;
-    case CONV_ALGO_WINOGRAD: return 16 * ((p->dstH + 1) / 2) * ((p->dstW + 1) / 2) * (p->srcC + p->dstC);
+    case CONV_ALGO_WINOGRAD2:
+    case CONV_ALGO_WINOGRAD4: {
+        size_t R = c->algo == CONV_ALGO_WINOGRAD4 ? 4 : 2, T = ((p->dstH + R - 1) / R) * ((p->dstW + R - 1) / R);
+        size_t nchw = p->srcF == SimdTensorFormatNchw ? p->srcH * p->srcW * p->srcC + p->dstH * p->dstW * p->dstC : 0;
+        return (R + 2) * (R + 2) * T * (p->srcC + p->dstC) + nchw; /* see conv_winograd.dispatch.c */
+    }
     default: return 1;
     }
 }
 
-/* U = G g Gt for every (output, input) pair, G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1], stored U[16][C][D] for
-   NHWC and U[16][D][C] for NCHW (the B and A operands of the 16 GEMMs). */
+/* U = G g Gt for every (output, input) pair, computed in double, stored U[N*N][C][D] (the B operands of the N*N
+   GEMMs, whatever the layout), N = 4 for F(2x2,3x3) and 6 for F(4x4,3x3). */
 static float * winograd_weights(const conv_ctx * c, const float * weight, size_t * size)
 {
+    static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    static const double G4[6][3] = {{1.0 / 4, 0, 0}, {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+        {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
     const SimdConvolutionParameters * p = &c->p;
-    size_t C = p->srcC, D = p->dstC;
-    float * U = (float *)malloc(16 * C * D * sizeof(float));
+    const int N = c->algo == CONV_ALGO_WINOGRAD4 ? 6 : 4;
+    const double (*G)[3] = N == 6 ? G4 : G2;
+    size_t C = p->srcC, D = p->dstC, KK = (size_t)(N * N);
+    float * U = (float *)malloc(KK * C * D * sizeof(float));
     if (U == NULL)
         return NULL;
-    static const float G[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
     for (size_t o = 0; o < D; ++o)
         for (size_t i = 0; i < C; ++i) {
-            float g[3][3], t[4][3];
+            double g[3][3], t[6][3];
             for (int y = 0; y < 3; ++y)
                 for (int x = 0; x < 3; ++x)
                     g[y][x] = p->srcF == SimdTensorFormatNhwc ? weight[((y * 3 + x) * C + i) * D + o]
                                                                 : weight[((o * C + i) * 3 + y) * 3 + x];
-            for (int r = 0; r < 4; ++r)
+            for (int r = 0; r < N; ++r)
                 for (int x = 0; x < 3; ++x)
                     t[r][x] = G[r][0] * g[0][x] + G[r][1] * g[1][x] + G[r][2] * g[2][x];
-            for (int r = 0; r < 4; ++r)
-                for (int q = 0; q < 4; ++q) {
-                    float u = t[r][0] * G[q][0] + t[r][1] * G[q][1] + t[r][2] * G[q][2];
-                    size_t k = (size_t)(r * 4 + q);
-                    U[p->srcF == SimdTensorFormatNhwc ? (k * C + i) * D + o : (k * D + o) * C + i] = u;
+            for (int r = 0; r < N; ++r)
+                for (int q = 0; q < N; ++q) {
+                    double u = t[r][0] * G[q][0] + t[r][1] * G[q][1] + t[r][2] * G[q][2];
+                    size_t k = (size_t)(r * N + q);
+                    U[(k * C + i) * D + o] = (float)u;
                 }
         }
-    *size = 16 * C * D;
+    *size = KK * C * D;
     return U;
 }
 
@@ -184,7 +204,7 @@ SIMD_API void SimdSynetConvolution32fSetParams(void * context, const float * wei
     c->bias = bias;
     c->params = params;
     SimdBool copied = SimdFalse;
-    if (c->algo == CONV_ALGO_WINOGRAD && weight != NULL) {
+    if ((c->algo == CONV_ALGO_WINOGRAD2 || c->algo == CONV_ALGO_WINOGRAD4) && weight != NULL) {
         size_t size = 0;
         float * U = winograd_weights(c, weight, &size);
         free(c->packed);

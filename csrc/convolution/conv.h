@@ -21,7 +21,8 @@ enum {
     CONV_ALGO_1X1,         /* 1x1, stride 1, pad 0: the source is already the GEMM operand */
     CONV_ALGO_DW_NHWC,     /* depthwise, NHWC: vectors over channels */
     CONV_ALGO_DW_NCHW,     /* depthwise, NCHW: vectors over the output row */
-    CONV_ALGO_WINOGRAD,    /* Winograd F(2x2,3x3): 3x3, stride 1, dilation 1, group 1 */
+    CONV_ALGO_WINOGRAD2,   /* Winograd F(2x2,3x3): 3x3, stride 1, dilation 1, group 1 */
+    CONV_ALGO_WINOGRAD4,   /* Winograd F(4x4,3x3): the same shapes, larger outputs */
     CONV_ALGO_COUNT
 };
 
