@@ -90,6 +90,13 @@ static void dw_split_columns(const float * plane, size_t H, size_t W, size_t hal
             vstore(even + j, vload_even(row + 2 * j));
             vstore(odd + j, vload_odd(row + 2 * j));
         }
+        if (j > 0 && 2 * j + 1 < W) { /* one more pair of vectors, moved back to end at the row's end (or one
+                                         float before it when W is odd): no long scalar tail at 16 lanes */
+            j = (W - 2 * SB_W) / 2;
+            vstore(even + j, vload_even(row + 2 * j));
+            vstore(odd + j, vload_odd(row + 2 * j));
+            j += SB_W;
+        }
         for (; 2 * j < W; ++j) {
             even[j] = row[2 * j];
             odd[j] = 2 * j + 1 < W ? row[2 * j + 1] : 0.0f;

@@ -34,6 +34,22 @@ SBE __m512i sbe_setzero_si512(void) { return (__m512i)(sbe_i32x16){0}; }
 SBE __m512i sbe_loadu_si512(const void * p) { __m512i r; memcpy(&r, p, 64); return r; }
 SBE void sbe_storeu_si512(void * p, __m512i v) { memcpy(p, &v, 64); }
 
+/* Lanes whose mask bit is clear are not touched in memory (and read as zero). */
+SBE __m512 sbe_maskz_loadu_ps(unsigned mask, const void * p)
+{
+    sbe_f32x16 r = {0};
+    for (int i = 0; i < 16; ++i)
+        if (mask >> i & 1) r[i] = ((const float *)p)[i];
+    return (__m512)r;
+}
+
+SBE void sbe_mask_storeu_ps(void * p, unsigned mask, __m512 v)
+{
+    sbe_f32x16 x = (sbe_f32x16)v;
+    for (int i = 0; i < 16; ++i)
+        if (mask >> i & 1) ((float *)p)[i] = x[i];
+}
+
 /* One rounding per lane, as the instruction does. */
 SBE __m512 sbe_fmadd_ps(__m512 a, __m512 b, __m512 c)
 {
@@ -176,6 +192,8 @@ SBE __m256i sbe_extracti64x4_epi64(__m512i a, int index)
 #define _mm512_setzero_si512 sbe_setzero_si512
 #define _mm512_loadu_si512 sbe_loadu_si512
 #define _mm512_storeu_si512 sbe_storeu_si512
+#define _mm512_maskz_loadu_ps sbe_maskz_loadu_ps
+#define _mm512_mask_storeu_ps sbe_mask_storeu_ps
 #define _mm512_fmadd_ps sbe_fmadd_ps
 #define _mm512_sqrt_ps sbe_sqrt_ps
 #undef _mm512_roundscale_ps
