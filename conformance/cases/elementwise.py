@@ -291,12 +291,13 @@ class Softmax16b(Function):
 
 # -- LRN ------------------------------------------------------------------------------------------------------
 #: (batch, half, channels, height, width): upstream's (2, 96, 128) and (2, 87, 137) as HxW 8x16 and 1x137,
-#: small channel counts around 2*half + 1 (NHWC upstream defect, spec 3.3), batch > 1, every tail.
+#: small channel counts around 2*half + 1 (NHWC upstream defect, spec 3.3), half 2 with 7, 11 and 19 channels
+#: (the NHWC kernels' F + 3 defect), batch > 1, every tail.
 LRN_SHAPES = ((1, 2, 96, 8, 16), (1, 2, 87, 1, 137), (1, 2, 4, 3, 5), (1, 2, 5, 3, 5), (1, 3, 3, 2, 7),
               (1, 0, 7, 3, 3), (1, 1, 1, 1, 17), (2, 2, 19, 5, 3), (3, 1, 33, 1, 9), (1, 5, 17, 2, 2),
-              (1, 2, 8, 1, 1), (2, 4, 67, 1, 5), (1, 7, 6, 3, 3))
+              (1, 2, 8, 1, 1), (2, 4, 67, 1, 5), (1, 7, 6, 3, 3), (1, 2, 7, 2, 3), (2, 2, 11, 3, 2))
 LRN_CI = {(1, 2, 96, 8, 16), (1, 2, 87, 1, 137), (1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (2, 2, 19, 5, 3),
-          (1, 5, 17, 2, 2), (2, 4, 67, 1, 5)}
+          (1, 5, 17, 2, 2), (2, 4, 67, 1, 5), (1, 2, 7, 2, 3), (2, 2, 11, 3, 2)}
 LRN_K = {"caffe": (1.0, 0.1, -0.75), "onnx": (2.0, 1e-4 / 5, -0.75)}
 
 
@@ -318,8 +319,10 @@ class Lrn(Function):
                                {"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname,
                                 "direct": False}, layout=layout, profiles=profiles)
         # Edge: the C function itself with NHWC channels < 2*half + 1 (the wrapper routes such calls through NCHW
-        # on other libraries; upstream's NHWC code reads neighbouring pixels there, spec 3.3).
-        for n, half, c, h, w in ((1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (1, 2, 1, 4, 4)):
+        # on other libraries; upstream's NHWC code reads neighbouring pixels there, spec 3.3), and with half 2 and
+        # 7, 11 or 19 channels (routed too: upstream's channel 1 window takes in the float before the pixel).
+        for n, half, c, h, w in ((1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (1, 2, 1, 4, 4), (1, 2, 7, 2, 3),
+                                 (2, 2, 11, 3, 2), (2, 2, 19, 5, 3)):
             yield Case(self.name, f"lrn n{n} half{half} c{c} h{h} w{w} nhwc k-caffe direct",
                        {"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": "caffe",
                         "direct": True}, layout="nhwc", group="edge", profiles=("ci", "full"))
@@ -336,10 +339,11 @@ class Lrn(Function):
         p = case.params
         if not p["direct"]:
             return simdbind.lrn(inputs["x"], p["half"], inputs["k"], case.layout, library=library)
-        if library.kind != "bundled":
+        if library.kind != "bundled" and p["channels"] < 2 * p["half"] + 1:
             # Upstream's NHWC index arithmetic wraps for channels < 2*half+1 (spec 3.3): the read can land anywhere,
             # and did crash the process against v7.1.162. Catalogued as lrn-nhwc-small-channels; simdbind.lrn
-            # routes such calls through NCHW, so users never reach it.
+            # routes such calls through NCHW, so users never reach it. (The F + 3 cases read one float before src:
+            # the guard zone, so they run.)
             raise Unsupported("direct LRN NHWC call with channels < 2*half+1 reads outside src on upstream builds "
                               "(spec 3.3); not run in process")
         x = inputs["x"]
