@@ -3,8 +3,9 @@
  *
  * Weights [kY][kX][C]; vectors over channels (the last partial vector moves back to end at C, or is partial when
  * C is narrower than a vector). In general one output pixel at a time. 3x3 kernels (dilation 1, x-stride 1 or 2),
- * on rows whose three kernel rows are inside the image: blocks of four pixels whose sources are loaded once for
- * every pixel they feed, with the bias and activation applied before the store. See conv_depthwise.h.
+ * from the kernel rows inside the image: blocks of four pixels whose sources are loaded once for every pixel they
+ * feed, with the bias and activation applied before the store; the pixels outside the blocks four channel vectors
+ * at a time. See conv_depthwise.h.
  */
 #include "convolution/conv_depthwise.h"
 
@@ -37,20 +38,21 @@ SB_INLINE void dw_finish_store(const dw_finish_t * f, float * out, vf x, size_t 
         vstore_n(out, x, n);
 }
 
-/* NHWC, 3x3, dilation 1, stride S: DW_P output pixels of one row x one vector of channels. s points at the
-   first pixel's top-left tap (channel ch), ls is the source row stride, w the weights of channel ch. Output q
+/* NHWC, 3x3, dilation 1, stride S: DW_P output pixels of one row x one vector of channels, from `rows` kernel rows
+   (3, or fewer at the top and bottom of the image). s points at the first pixel's tap in the first kernel row used
+   (channel ch), ls is the source row stride, w the weights of that kernel row and channel ch. Output q
    reads source columns q*S .. q*S + 2: each column is loaded once for all the outputs it feeds, each row's three
    weights once for all DW_P pixels (DW_P + 3 + (DW_P - 1) * S + 3 loads for 3 * DW_P multiply-adds a row). */
 #define DW_P 4
-SB_INLINE void dw3_nhwc_block(const float * s, size_t ls, size_t C, const float * w, float * out, const int S,
-    const int full, size_t n, const dw_finish_t * f, size_t ch)
+SB_INLINE void dw3_nhwc_block(const float * s, size_t ls, size_t C, const float * w, size_t rows, float * out,
+    const int S, const int full, size_t n, const dw_finish_t * f, size_t ch)
 {
     vf acc[DW_P];
     DW_UNROLL
     for (int q = 0; q < DW_P; ++q)
         acc[q] = vset1(0.0f);
     _Pragma("GCC unroll 1") /* a loop: unrolled, the loads move up and run out of registers */
-    for (int ky = 0; ky < 3; ++ky, s += ls, w += 3 * C) {
+    for (size_t ky = 0; ky < rows; ++ky, s += ls, w += 3 * C) {
         vf wk[3];
         DW_UNROLL
         for (int kx = 0; kx < 3; ++kx)
@@ -72,57 +74,81 @@ SB_INLINE void dw3_nhwc_block(const float * s, size_t ls, size_t C, const float 
         dw_finish_store(f, out + q * C, acc[q], ch, n, full);
 }
 
-/* One NHWC output pixel, channels [ch, ch + n), from the taps [ky0, ky1) x [kx0, kx1) inside the image. */
-SB_INLINE vf dw_nhwc_point(const SimdConvolutionParameters * p, const float * src, const float * w, size_t ch,
-    size_t n, size_t sy0, size_t sx0, size_t ky0, size_t ky1, size_t kx0, size_t kx1)
+/* One NHWC output pixel over all channels from the taps [ky0, ky1) x [kx0, kx1) inside the image, 3x3 (s points
+   at the source pixel of tap (ky0, kx0), w at the weights of that tap), then the bias and activation. Four channel
+   vectors at a time: each is one chain of dependent multiply-adds in (ky, kx) order, and four chains keep the
+   multiply-add units busy where one would wait on each result. */
+static void dw3_nhwc_pixel(const float * s, size_t ls, size_t C, const float * w, size_t rows, size_t cols,
+    const dw_finish_t * f, float * out)
 {
-    size_t C = p->srcC;
-    vf s = vset1(0.0f);
-    for (size_t ky = ky0; ky < ky1; ++ky)
-        for (size_t kx = kx0; kx < kx1; ++kx) {
-            const float * x = src + ((sy0 + ky * p->dilationY) * p->srcW + sx0 + kx * p->dilationX) * C + ch;
-            const float * wk = w + (ky * p->kernelX + kx) * C + ch;
-            s = n == SB_W ? vfmadd(vload(x), vload(wk), s) : vfmadd(vload_n(x, n), vload_n(wk, n), s);
-        }
-    return s;
+    size_t ch = 0;
+    for (; ch + 4 * SB_W <= C; ch += 4 * SB_W) {
+        vf acc[4] = {vset1(0.0f), vset1(0.0f), vset1(0.0f), vset1(0.0f)};
+        for (size_t ky = 0; ky < rows; ++ky)
+            for (size_t kx = 0; kx < cols; ++kx) {
+                const float * x = s + ky * ls + kx * C + ch, * wk = w + (ky * 3 + kx) * C + ch;
+                DW_UNROLL
+                for (int v = 0; v < 4; ++v)
+                    acc[v] = vfmadd(vload(x + v * SB_W), vload(wk + v * SB_W), acc[v]);
+            }
+        DW_UNROLL
+        for (int v = 0; v < 4; ++v)
+            dw_finish_store(f, out + ch + v * SB_W, acc[v], ch + v * SB_W, SB_W, 1);
+    }
+    for (; ch < C; ch += SB_W) {
+        if (C - ch < SB_W && C >= SB_W) /* the last partial vector moves back to end at C (same operations) */
+            ch = C - SB_W;
+        size_t n = C - ch < SB_W ? C - ch : SB_W;
+        vf acc = vset1(0.0f);
+        for (size_t ky = 0; ky < rows; ++ky)
+            for (size_t kx = 0; kx < cols; ++kx) {
+                const float * x = s + ky * ls + kx * C + ch, * wk = w + (ky * 3 + kx) * C + ch;
+                acc = n == SB_W ? vfmadd(vload(x), vload(wk), acc) : vfmadd(vload_n(x, n), vload_n(wk, n), acc);
+            }
+        if (n == SB_W)
+            dw_finish_store(f, out + ch, acc, ch, n, 1);
+        else
+            dw_finish_store(f, out + ch, acc, ch, n, 0);
+    }
 }
 
-/* One NHWC output row whose three kernel rows all lie inside the image (3x3, see dw_is_3x3). Pixel blocks outside,
-   channels inside: the source of a block is contiguous, and its weights (9 x C floats) stay in L1. */
-static void dw3_nhwc_row(const SimdConvolutionParameters * p, const float * src, const float * weight, size_t sy0,
-    const size_t * xr, size_t in0, size_t in1, const dw_finish_t * f, float * row)
+/* One NHWC output row, 3x3 (see dw_is_3x3), from the kernel rows [ky0, ky1) that lie inside the image; sy is the
+   source row of kernel row ky0. Pixel blocks outside, channels inside: the source of a block is contiguous, and
+   its weights (9 x C floats) stay in L1. Pixels outside the blocks (the border columns, and the interior columns
+   that do not fill a block) go through dw3_nhwc_pixel. */
+static void dw3_nhwc_row(const SimdConvolutionParameters * p, const float * src, const float * weight, size_t sy,
+    size_t ky0, size_t ky1, const size_t * xr, size_t in0, size_t in1, const dw_finish_t * f, float * row)
 {
-    size_t C = p->srcC, sX = p->strideX, ls = p->srcW * C;
+    size_t C = p->srcC, sX = p->strideX, ls = p->srcW * C, rows = ky1 - ky0;
+    const float * line = src + sy * ls, * w = weight + ky0 * 3 * C;
     for (size_t dx = 0; dx < p->dstW;) {
-        size_t count = dx >= in0 && dx + DW_P <= in1 ? DW_P : 1; /* a block of the interior, or one pixel */
-        const float * s = src + (sy0 * p->srcW + dx * sX - p->padX) * C;
-        size_t kx0, kx1;
-        if (count == 1)
-            taps_of(xr, dx, sX, p->padX, 1, p->srcW, 3, &kx0, &kx1);
-        for (size_t ch = 0; ch < C; ch += SB_W) {
-            if (C - ch < SB_W && C >= SB_W) /* the last partial vector moves back to end at C (same operations) */
-                ch = C - SB_W;
-            size_t n = C - ch < SB_W ? C - ch : SB_W;
-            float * out = row + dx * C + ch;
-            if (count == 1) {
-                vf v = dw_nhwc_point(p, src, weight, ch, n, sy0, dx * sX - p->padX, 0, 3, kx0, kx1);
-                if (n == SB_W)
-                    dw_finish_store(f, out, v, ch, n, 1);
-                else
-                    dw_finish_store(f, out, v, ch, n, 0);
-            } else if (n == SB_W) {
-                if (sX == 1)
-                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 1, 1, n, f, ch);
-                else
-                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 2, 1, n, f, ch);
-            } else {
-                if (sX == 1)
-                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 1, 0, n, f, ch);
-                else
-                    dw3_nhwc_block(s + ch, ls, C, weight + ch, out, 2, 0, n, f, ch);
+        if (dx >= in0 && dx + DW_P <= in1) { /* a block of the interior */
+            const float * s = line + (dx * sX - p->padX) * C;
+            float * out = row + dx * C;
+            for (size_t ch = 0; ch < C; ch += SB_W) {
+                if (C - ch < SB_W && C >= SB_W) /* the last partial vector moves back to end at C */
+                    ch = C - SB_W;
+                size_t n = C - ch < SB_W ? C - ch : SB_W;
+                if (n == SB_W) {
+                    if (sX == 1)
+                        dw3_nhwc_block(s + ch, ls, C, w + ch, rows, out + ch, 1, 1, n, f, ch);
+                    else
+                        dw3_nhwc_block(s + ch, ls, C, w + ch, rows, out + ch, 2, 1, n, f, ch);
+                } else {
+                    if (sX == 1)
+                        dw3_nhwc_block(s + ch, ls, C, w + ch, rows, out + ch, 1, 0, n, f, ch);
+                    else
+                        dw3_nhwc_block(s + ch, ls, C, w + ch, rows, out + ch, 2, 0, n, f, ch);
+                }
             }
+            dx += DW_P;
+        } else {
+            size_t kx0, kx1;
+            taps_of(xr, dx, sX, p->padX, 1, p->srcW, 3, &kx0, &kx1);
+            dw3_nhwc_pixel(line + (dx * sX + kx0 - p->padX) * C, ls, C, w + kx0 * C, rows, kx1 - kx0, f,
+                row + dx * C);
+            dx += 1;
         }
-        dx += count;
     }
 }
 
@@ -147,8 +173,8 @@ static void dw_nhwc_rows(void * arg, size_t begin, size_t end)
         size_t ky0, ky1;
         conv_valid_range((ptrdiff_t)dy * (ptrdiff_t)p->strideY - (ptrdiff_t)p->padY, p->dilationY, p->srcH, kY,
             &ky0, &ky1);
-        if (fast && ky0 == 0 && ky1 == 3) {
-            dw3_nhwc_row(p, src, w, dy * p->strideY - p->padY, xr, in0, in1, &finish, row);
+        if (fast && ky1 > ky0) {
+            dw3_nhwc_row(p, src, w, dy * p->strideY + ky0 - p->padY, ky0, ky1, xr, in0, in1, &finish, row);
             continue;
         }
         for (size_t dx = 0; dx < p->dstW; ++dx) {
