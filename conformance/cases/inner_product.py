@@ -104,9 +104,10 @@ class InnerProduct32f(Function):
                             smoke = M in (1, 7) and N == 17 and K == 31
                             profiles = ("smoke", "ci", "full") if smoke else ("ci", "full") if ci else ("full",)
                             out.append(make(M, N, K, tb, cb, index % 2 == 0, "identity", profiles=profiles))
-        # Large N and K: vector bodies, K blocking, GEMV paths, threads.
+        # Large N and K: vector bodies, K blocking, GEMV paths, threads; (29, 200, 1024): A packed (K a multiple of
+        # 512 floats) in short row panels (29 = 2*12 + 5), over several K blocks, N not a multiple of the panels.
         for M, N, K in ((1, 1000, 2048), (1, 67, 4096), (2, 1000, 67), (7, 67, 4096), (64, 1000, 67),
-                        (257, 67, 1000), (64, 256, 512)):
+                        (257, 67, 1000), (64, 256, 512), (29, 200, 1024)):
             for tb in (False, True):
                 for cb in (False, True):
                     out.append(make(M, N, K, tb, cb, True, "identity"))

@@ -66,11 +66,14 @@ SB_INLINE void store_c(float * c, vf x, size_t v, size_t nc, int accumulate)
     }
 }
 
-/* C[mr][nc] (accumulate ? += : =) A[mr][kc] (lda) * B[kc][nc], row k of B at B + k * bs. mr and full are
-   constants after inlining, so the accumulators live in registers. */
-SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
-    size_t ldc, size_t nc, int accumulate, const int full, const sb_epilogue * fe, size_t row0, size_t col0)
+/* C[mr][nc] (accumulate ? += : =) A[mr][kc] * B[kc][nc], row k of B at B + k * bs. A is row-major (lda), or with
+   packed_a a panel of pack_a ((i, k) at A[k * MR + i]). mr, full and packed_a are constants after inlining, so the
+   accumulators live in registers. */
+SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, const int packed_a, const float * B,
+    size_t bs, float * C, size_t ldc, size_t nc, int accumulate, const int full, const sb_epilogue * fe, size_t row0,
+    size_t col0)
 {
+#define A_AT(i, k) (packed_a ? A[(k) * MR + (i)] : A[(i) * lda + (k)])
     vf c[MR][NV];
     for (int i = 0; i < mr; ++i)
         for (int v = 0; v < NV; ++v)
@@ -83,7 +86,8 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
                 d[u][v] = vset1(0.0f);
         size_t k = 0;
         for (; k + 4 <= kc; k += 4) {
-            vf a0 = vset1(A[k]), a1 = vset1(A[k + 1]), a2 = vset1(A[k + 2]), a3 = vset1(A[k + 3]);
+            vf a0 = vset1(A_AT(0, k)), a1 = vset1(A_AT(0, k + 1)), a2 = vset1(A_AT(0, k + 2)),
+               a3 = vset1(A_AT(0, k + 3));
             for (int v = 0; v < NV; ++v) {
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
                 d[0][v] = vfmadd(a1, load_b(B + (k + 1) * bs, v, nc, full), d[0][v]);
@@ -92,7 +96,7 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
             }
         }
         for (; k < kc; ++k) {
-            vf a0 = vset1(A[k]);
+            vf a0 = vset1(A_AT(0, k));
             for (int v = 0; v < NV; ++v)
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
         }
@@ -105,12 +109,13 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
             for (int v = 0; v < NV; ++v)
                 bv[v] = load_b(b, v, nc, full);
             for (int i = 0; i < mr; ++i) {
-                vf a = vset1(A[i * lda + k]);
+                vf a = vset1(A_AT(i, k));
                 for (int v = 0; v < NV; ++v)
                     c[i][v] = vfmadd(a, bv[v], c[i][v]);
             }
         }
     }
+#undef A_AT
     if (fe == NULL) {
         for (int i = 0; i < mr; ++i)
             for (int v = 0; v < NV; ++v)
@@ -149,10 +154,12 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
 /* fe: an epilogue to apply on the registers (sb_epilogue_fusable), else NULL; (row0, col0): C's place in the
    output, for the bias. bs: the panel's row stride, NR for zero-padded panels (full) or nc for a compact last one. */
 /* kernel() for mr in 1 .. MR, each count its own inlined kernel (accumulators in registers). */
-SB_INLINE void kernel_rows(size_t mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
-    size_t ldc, size_t nc, int accumulate, const int full, const sb_epilogue * fe, size_t row0, size_t col0)
+SB_INLINE void kernel_rows(size_t mr, size_t kc, const float * A, size_t lda, const int packed_a, const float * B,
+    size_t bs, float * C, size_t ldc, size_t nc, int accumulate, const int full, const sb_epilogue * fe, size_t row0,
+    size_t col0)
 {
-#define SB_KCASE(m) case m: kernel(m, kc, A, lda, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
+#define SB_KCASE(m) \
+    case m: kernel(m, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
     switch (mr) {
     SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
 #if MR > 6
@@ -161,18 +168,43 @@ SB_INLINE void kernel_rows(size_t mr, size_t kc, const float * A, size_t lda, co
 #if MR > 8
     SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
 #endif
-    default: kernel(MR, kc, A, lda, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
+    default: kernel(MR, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
     }
 #undef SB_KCASE
 }
 
+/* lda == 0: A is a panel of pack_a. */
 static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
     size_t ldc, size_t nc, int accumulate, const sb_epilogue * fe, size_t row0, size_t col0)
 {
-    if (bs == NR) /* zero-padded panels: every column readable */
-        kernel_rows(mr, kc, A, lda, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);
-    else
-        kernel_rows(mr, kc, A, lda, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);
+    if (lda == 0) {
+        if (bs == NR) /* zero-padded panels: every column readable */
+            kernel_rows(mr, kc, A, 0, 1, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);
+        else
+            kernel_rows(mr, kc, A, 0, 1, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);
+    } else {
+        if (bs == NR)
+            kernel_rows(mr, kc, A, lda, 0, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);
+        else
+            kernel_rows(mr, kc, A, lda, 0, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);
+    }
+}
+
+/* Rows [0, rows) x columns [0, kc) of A (lda) as panels of MR rows, kc * MR floats apart: (i, k) of panel p at
+   dst[p * kc * MR + k * MR + i] (rows past the last of a short panel are not written, and not read). The kernel then
+   broadcasts from one stream instead of MR rows lda apart: at lda = 1024 floats, the 12 rows of the AVX-512 kernel
+   all fall into one set of an 8-way L1 and evict each other at every step (measured on the AVX-512 machine:
+   inner product M = 64 and 256, N = K = 1024, 60 -> 85 GFLOP/s at avx512bw). */
+static void pack_a(const float * A, size_t lda, size_t rows, size_t kc, float * dst)
+{
+    for (size_t i0 = 0; i0 < rows; i0 += MR, dst += kc * MR) {
+        size_t mr = min_size(MR, rows - i0);
+        for (size_t i = 0; i < mr; ++i) {
+            const float * a = A + (i0 + i) * lda;
+            for (size_t k = 0; k < kc; ++k)
+                dst[k * MR + i] = a[k];
+        }
+    }
 }
 
 /* 1 if kernel() can apply the epilogue on its registers: no activation but Relu, or none (a bias only). */
@@ -387,6 +419,15 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
     size_t kc_max = ((mode == MODE_PACKED || mode == MODE_PANELS) && m1 - m0 <= MR) || K <= KC_ONE ? K : KC;
     const int fuse = sb_epilogue_fusable(e);
     const size_t range_begin = n0, range_end = n1;
+    /* A is packed (pack_a) when its rows would collide in L1 (rows a multiple of 2 KiB apart put MR / 2 or more
+       lines into one set of the 32 KiB 8-way L1 at every step: K = 1024 or 2048, as inner products often have) and
+       a block of A serves at least four panels of B, which pays for the copy. Otherwise, or without memory, A is
+       read in place: packing it for the two to four panels of a typical convolution cost 10-25% at avx512bw. */
+    float * apack = NULL;
+    if (lda % 512 == 0 && n1 - n0 >= 4 * NR && m1 - m0 >= MR) {
+        size_t rows = min_size(MC, (m1 - m0 + MR - 1) / MR * MR);
+        apack = (float *)aligned_alloc(64, (rows * kc_max * sizeof(float) + 63) & ~(size_t)63);
+    }
     for (size_t nb = range_begin; nb < range_end; nb += nb_cols) {
         n0 = nb;
         n1 = min_size(nb + nb_cols, range_end);
@@ -398,6 +439,8 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
                     pack_panel(buffer + p * kc * NR, j->B, j->ldb, j->trans, k0, kc, n, min_size(NR, n1 - n));
             for (size_t mb = m0; mb < m1; mb += MC) {
                 size_t me = min_size(mb + MC, m1);
+                if (apack)
+                    pack_a(A + mb * lda + k0, lda, me - mb, kc, apack);
                 for (size_t n = n0, p = 0; n < n1; n += NR, ++p) {
                     size_t nc = min_size(NR, n1 - n);
                     const float * panel = mode == MODE_PACK ? buffer + p * kc * NR
@@ -410,8 +453,12 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
                     for (size_t i = mb; i < me; i += MR) {
                         size_t mr = min_size(MR, me - i);
                         const sb_epilogue * fe = last && fuse ? e : NULL;
-                        kernel_packed(mr, kc, A + i * lda + k0, lda, panel, bs, C + i * ldc + n, ldc, nc, k0 > 0,
-                            fe, i, n);
+                        if (apack)
+                            kernel_packed(mr, kc, apack + (i - mb) * kc, 0, panel, bs, C + i * ldc + n, ldc, nc,
+                                k0 > 0, fe, i, n);
+                        else
+                            kernel_packed(mr, kc, A + i * lda + k0, lda, panel, bs, C + i * ldc + n, ldc, nc,
+                                k0 > 0, fe, i, n);
                         if (last && !fuse)
                             sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
                     }
@@ -419,6 +466,7 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
             }
         }
     }
+    free(apack);
     free(buffer);
 }
 
