@@ -157,6 +157,15 @@ def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
     yield g(64, 20, 23, 24, 5, stride=2, pad=2, group=2, threads=2), CI
     yield g(8, 9, 70, 16, 3, stride=2, pad=1), CI
     yield g(7, 8, 71, 9, 3, stride=(1, 2), pad=(1, 0, 0, 1)), CI
+    # NHWC direct (group 1, 16 to 32 input channels, more than one tap): borders on both sides, strides, dilation,
+    # asymmetric pads, a row with no interior column, a 7x7 kernel, a per-channel epilogue and a fused Relu.
+    yield g(16, 11, 13, 24, 3, stride=2, pad=1), CI
+    yield g(32, 9, 10, 40, 5, stride=(1, 2), pad=(2, 1, 0, 2)), CI
+    yield g(20, 12, 12, 17, 3, dilation=2, pad=2, batch=2, threads=2), CI
+    yield g(24, 7, 30, 33, 3, stride=2, pad=(0, 1, 1, 0), activation="prelu"), CI
+    yield g(32, 10, 17, 64, 3, stride=2, pad=1, activation="relu"), CI
+    yield g(16, 5, 2, 8, 3, pad=1), CI
+    yield g(16, 15, 15, 16, 7, stride=2, pad=3), CI
     # Winograd-eligible shapes (3x3, stride 1, dilation 1, group 1, >= 16 channels): odd and even sizes, so that
     # partial output tiles occur, with pad 1, pad 0 and asymmetric pads; outputs of 16 and more take F(4x4,3x3).
     for h, w, p in ((8, 8, 1), (9, 11, 1), (14, 13, 0), (7, 16, (1, 0, 0, 1)), (5, 6, (0, 1, 2, 0)), (17, 19, 1),

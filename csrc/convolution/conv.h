@@ -23,6 +23,7 @@ enum {
     CONV_ALGO_DW_NCHW,     /* depthwise, NCHW: vectors over the output row */
     CONV_ALGO_WINOGRAD2,   /* Winograd F(2x2,3x3): 3x3, stride 1, dilation 1, group 1 */
     CONV_ALGO_WINOGRAD4,   /* Winograd F(4x4,3x3): the same shapes, larger outputs */
+    CONV_ALGO_DIRECT_NHWC, /* NHWC, group 1, 16 to 32 channels: the GEMM reads each tap's rows from the source */
     CONV_ALGO_COUNT
 };
 
@@ -62,6 +63,22 @@ static inline void conv_valid_range(ptrdiff_t offset, size_t stride, size_t size
     if (lo > hi) lo = hi;
     *begin = (size_t)lo;
     *end = (size_t)hi;
+}
+
+/* The output columns [*in0, *in1) whose every tap lies inside the image (the intersection over kx of the valid
+   ranges); *in0 == *in1 when there are none. */
+static inline void conv_inner_columns(const SimdConvolutionParameters * p, size_t * in0, size_t * in1)
+{
+    *in0 = 0;
+    *in1 = p->dstW;
+    for (size_t kx = 0; kx < p->kernelX; ++kx) {
+        size_t b0, b1;
+        conv_valid_range((ptrdiff_t)(kx * p->dilationX) - (ptrdiff_t)p->padX, p->strideX, p->srcW, p->dstW, &b0,
+            &b1);
+        if (b0 > *in0) *in0 = b0;
+        if (b1 < *in1) *in1 = b1;
+    }
+    if (*in0 > *in1) *in0 = *in1;
 }
 
 #endif /* SB_CONVOLUTION_CONV_H */

@@ -1,7 +1,7 @@
 /*
  * conv_depthwise.h: what the two depthwise sources share (conv_depthwise_nhwc.dispatch.c and
- * conv_depthwise_nchw.dispatch.c): the call's argument, the taps that fall inside the image, the interior columns,
- * and the 3x3 test. Included by *.dispatch.c sources only (per-ISA code).
+ * conv_depthwise_nchw.dispatch.c): the call's argument, the taps that fall inside the image and the 3x3 test.
+ * Included by *.dispatch.c sources only (per-ISA code).
  *
  * Both layouts: the taps that lie inside the image are summed in (ky, kx) order from zero on every path (general,
  * 3x3 blocks, borders), so an output does not depend on the path; then the bias and the activation are applied to
@@ -45,22 +45,6 @@ SB_INLINE void taps_of(const size_t * table, size_t d, size_t stride, size_t pad
         *t1 = table[2 * d + 1];
     } else
         conv_valid_range((ptrdiff_t)(d * stride) - (ptrdiff_t)pad, dilation, size, kernel, t0, t1);
-}
-
-/* The output columns [*in0, *in1) whose every tap lies inside the image (the intersection over kx of the valid
-   ranges); *in0 == *in1 when there are none. */
-static inline void dw_inner_columns(const SimdConvolutionParameters * p, size_t * in0, size_t * in1)
-{
-    *in0 = 0;
-    *in1 = p->dstW;
-    for (size_t kx = 0; kx < p->kernelX; ++kx) {
-        size_t b0, b1;
-        conv_valid_range((ptrdiff_t)(kx * p->dilationX) - (ptrdiff_t)p->padX, p->strideX, p->srcW, p->dstW, &b0,
-            &b1);
-        if (b0 > *in0) *in0 = b0;
-        if (b1 < *in1) *in1 = b1;
-    }
-    if (*in0 > *in1) *in0 = *in1;
 }
 
 SB_INLINE int dw_is_3x3(const SimdConvolutionParameters * p)

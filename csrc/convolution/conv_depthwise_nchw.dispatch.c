@@ -241,7 +241,7 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
     const SimdConvolutionParameters * p = &c->p;
     size_t C = p->srcC, kY = p->kernelY, kX = p->kernelX, sX = p->strideX;
     size_t in0, in1;
-    dw_inner_columns(p, &in0, &in1);
+    conv_inner_columns(p, &in0, &in1);
     int fast = dw_is_3x3(p) && in1 - in0 >= SB_W; /* 3x3 rows need a vector of interior columns */
     size_t half = (p->srcW + 1) / 2;
     float * split = fast && sX == 2 ? (float *)malloc(2 * p->srcH * half * sizeof(float)) : NULL;

@@ -164,7 +164,7 @@ static void dw_nhwc_rows(void * arg, size_t begin, size_t end)
     const float * w = c->weight;
     size_t * xr = tap_ranges(p->dstW, p->strideX, p->padX, p->dilationX, p->srcW, kX);
     size_t in0, in1;
-    dw_inner_columns(p, &in0, &in1);
+    conv_inner_columns(p, &in0, &in1);
     int fast = dw_is_3x3(p);
     for (size_t r = begin; r < end; ++r) {
         size_t b = r / p->dstH, dy = r % p->dstH;

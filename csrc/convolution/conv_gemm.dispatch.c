@@ -7,10 +7,13 @@
  *         per group. The im2col is made in chunks of pixels, in the GEMM's compact panel layout, each multiplied at
  *         once (cache-hot, no packing pass of the GEMM's own).
  *   NHWC: im2row, buf[dy*dstW + dx][g][ky][kx][ci]; dst[dstHW][dstC] = buf[dstHW][K] x W[K][dstC] per group.
+ * NhwcDirect (NHWC, group 1, 16 to 32 channels): no im2row; the GEMM reads each tap's rows from the source.
  * Direct1x1 (1x1, stride 1, pad 0): the source already is the GEMM operand, no unrolling.
  */
 #include "convolution/conv.h"
 #include <stdlib.h>
+
+#define CONV_DIRECT_TAPS 64 /* kernels up to 8x8 (gemm32f_packed_taps_serial's limit) */
 
 #include "convolution/conv_epilogue.h"
 
@@ -247,6 +250,66 @@ static void nhwc_chunks(void * arg, size_t begin, size_t end)
     }
 }
 
+/* NhwcDirect (group 1, packed weights): no im2row. For a fixed tap (ky, kx), the operand rows of consecutive
+   output pixels of one row are the source pixels strideX apart, contiguous over the channels: a GEMM with
+   lda = strideX * srcC straight on the source. The taps' GEMMs add up into the output row (gemm32f_packed_taps),
+   over the interior columns at once and each border column alone, taps outside the image skipped. */
+typedef struct {
+    const conv_ctx * c;
+    const float * src;
+    float * dst;
+    size_t in0, in1; /* the interior columns */
+} direct_arg;
+
+/* Taps of output (dy, columns from dx on) for the pixels whose taps lie inside for every kx in [kx0, kx1):
+   taps[ky*kX + kx] points at the source pixel of the first column, NULL outside the image. */
+static void direct_taps(const SimdConvolutionParameters * p, const float * src, size_t dy, size_t dx, size_t kx0,
+    size_t kx1, const float ** taps)
+{
+    size_t ky0, ky1;
+    conv_valid_range((ptrdiff_t)(dy * p->strideY) - (ptrdiff_t)p->padY, p->dilationY, p->srcH, p->kernelY, &ky0,
+        &ky1);
+    for (size_t ky = 0; ky < p->kernelY; ++ky)
+        for (size_t kx = 0; kx < p->kernelX; ++kx) {
+            const float ** t = taps + ky * p->kernelX + kx;
+            *t = NULL;
+            if (ky >= ky0 && ky < ky1 && kx >= kx0 && kx < kx1) {
+                size_t sy = dy * p->strideY + ky * p->dilationY - p->padY;
+                size_t sx = dx * p->strideX + kx * p->dilationX - p->padX;
+                *t = src + (sy * p->srcW + sx) * p->srcC;
+            }
+        }
+}
+
+static void nhwc_direct_rows(void * arg, size_t begin, size_t end)
+{
+    const direct_arg * a = (const direct_arg *)arg;
+    const conv_ctx * c = a->c;
+    const SimdConvolutionParameters * p = &c->p;
+    size_t T = p->kernelY * p->kernelX, C = p->srcC, D = p->dstC, lda = p->strideX * C;
+    const float * taps[CONV_DIRECT_TAPS];
+    sb_epilogue e = conv_group_epilogue(c, 0, 0);
+    for (size_t dy = begin; dy < end; ++dy) {
+        float * row = a->dst + dy * p->dstW * D;
+        if (a->in1 > a->in0) {
+            direct_taps(p, a->src, dy, a->in0, 0, p->kernelX, taps);
+            SB_FN(gemm32f_packed_taps_serial)(a->in1 - a->in0, D, T, taps, lda, C, c->packed, row + a->in0 * D,
+                D, &e);
+        }
+        for (size_t dx = 0; dx < p->dstW; ++dx) { /* the border columns, one at a time */
+            if (dx == a->in0)
+                dx = a->in1;
+            if (dx >= p->dstW)
+                break;
+            size_t kx0, kx1;
+            conv_valid_range((ptrdiff_t)(dx * p->strideX) - (ptrdiff_t)p->padX, p->dilationX, p->srcW, p->kernelX,
+                &kx0, &kx1);
+            direct_taps(p, a->src, dy, dx, kx0, kx1, taps);
+            SB_FN(gemm32f_packed_taps_serial)(1, D, T, taps, lda, C, c->packed, row + dx * D, D, &e);
+        }
+    }
+}
+
 static void nhwc_image(const conv_ctx * c, const float * src, float * buf, float * dst)
 {
     const SimdConvolutionParameters * p = &c->p;
@@ -267,6 +330,21 @@ void SB_FN(conv_forward_gemm)(const conv_ctx * c, const float * src, float * buf
             nchw_gemm_image(c, src + b * srcSize, buf, dst + b * dstSize);
         else
             nhwc_image(c, src + b * srcSize, buf, dst + b * dstSize);
+    }
+}
+
+/* NhwcDirect (api.c chooses it; SetParams packed the weights, or Forward is not called). */
+void SB_FN(conv_forward_direct_nhwc)(const conv_ctx * c, const float * src, float * buf, float * dst)
+{
+    const SimdConvolutionParameters * p = &c->p;
+    size_t srcSize = p->srcC * p->srcH * p->srcW, dstSize = p->dstC * p->dstH * p->dstW;
+    direct_arg d = {c, NULL, NULL, 0, 0};
+    (void)buf;
+    conv_inner_columns(p, &d.in0, &d.in1);
+    for (size_t b = 0; b < c->batch; ++b) {
+        d.src = src + b * srcSize;
+        d.dst = dst + b * dstSize;
+        sb_parallel_for(p->dstH, 1, nhwc_direct_rows, &d);
     }
 }
 

@@ -35,6 +35,7 @@
 #define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats: 16 KiB */
 #define KC_ONE (KC + KC / 2)                   /* K up to this: one K block, no short second one reloading C */
 #define MC (MR * 16)
+#define CONV_TAPS_MAX 64       /* gemm32f_packed_taps_serial: taps per call (kernels up to 8x8) */
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
 #define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
 
@@ -63,6 +64,45 @@ SB_INLINE void store_c(float * c, vf x, size_t v, size_t nc, int accumulate)
         if (accumulate)
             x += vload_n(c + lo, n);
         vstore_n(c + lo, x, n);
+    }
+}
+
+/* C[mr][nc] (accumulate ? += : =) the accumulators c, then the fused epilogue fe if any. */
+SB_INLINE void kernel_finish(const int mr, vf c[MR][NV], float * C, size_t ldc, size_t nc, int accumulate,
+    const sb_epilogue * fe, size_t row0, size_t col0)
+{
+    if (fe == NULL) {
+        for (int i = 0; i < mr; ++i)
+            for (int v = 0; v < NV; ++v)
+                store_c(C + i * ldc, c[i][v], v, nc, accumulate);
+        return;
+    }
+    /* Fused epilogue (the last K block): bias + Identity/Relu on the registers, in the order and with the formula
+       of sb_epilogue_block (x = sum + bias, then Max(0, x)), so the result is the same, without a second pass. */
+    const vf zero = vset1(0.0f);
+    const int relu = fe->activation == SimdConvolutionActivationRelu;
+    vf colb[NV];
+    for (int v = 0; v < NV; ++v)
+        colb[v] = fe->bias && !fe->bias_per_row ? load_b(fe->bias + col0, v, nc, 0) : zero;
+    for (int i = 0; i < mr; ++i) {
+        float * ci = C + i * ldc;
+        for (int v = 0; v < NV; ++v) {
+            size_t lo = (size_t)v * SB_W;
+            if (nc <= lo)
+                break;
+            size_t n = nc - lo;
+            vf x = c[i][v];
+            if (accumulate)
+                x += n >= SB_W ? vload(ci + lo) : vload_n(ci + lo, n);
+            if (fe->bias)
+                x += fe->bias_per_row ? vset1(fe->bias[row0 + (size_t)i]) : colb[v];
+            if (relu)
+                x = vmax(zero, x);
+            if (n >= SB_W)
+                vstore(ci + lo, x);
+            else
+                vstore_n(ci + lo, x, n);
+        }
     }
 }
 
@@ -116,39 +156,7 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
         }
     }
 #undef A_AT
-    if (fe == NULL) {
-        for (int i = 0; i < mr; ++i)
-            for (int v = 0; v < NV; ++v)
-                store_c(C + i * ldc, c[i][v], v, nc, accumulate);
-        return;
-    }
-    /* Fused epilogue (the last K block): bias + Identity/Relu on the registers, in the order and with the formula
-       of sb_epilogue_block (x = sum + bias, then Max(0, x)), so the result is the same, without a second pass. */
-    const vf zero = vset1(0.0f);
-    const int relu = fe->activation == SimdConvolutionActivationRelu;
-    vf colb[NV];
-    for (int v = 0; v < NV; ++v)
-        colb[v] = fe->bias && !fe->bias_per_row ? load_b(fe->bias + col0, v, nc, 0) : zero;
-    for (int i = 0; i < mr; ++i) {
-        float * ci = C + i * ldc;
-        for (int v = 0; v < NV; ++v) {
-            size_t lo = (size_t)v * SB_W;
-            if (nc <= lo)
-                break;
-            size_t n = nc - lo;
-            vf x = c[i][v];
-            if (accumulate)
-                x += n >= SB_W ? vload(ci + lo) : vload_n(ci + lo, n);
-            if (fe->bias)
-                x += fe->bias_per_row ? vset1(fe->bias[row0 + (size_t)i]) : colb[v];
-            if (relu)
-                x = vmax(zero, x);
-            if (n >= SB_W)
-                vstore(ci + lo, x);
-            else
-                vstore_n(ci + lo, x, n);
-        }
-    }
+    kernel_finish(mr, c, C, ldc, nc, accumulate, fe, row0, col0);
 }
 
 /* fe: an epilogue to apply on the registers (sb_epilogue_fusable), else NULL; (row0, col0): C's place in the
@@ -205,6 +213,34 @@ static void pack_a(const float * A, size_t lda, size_t rows, size_t kc, float * 
                 dst[k * MR + i] = a[k];
         }
     }
+}
+
+/* C[mr][nc] = sum over the taps t of A_t[mr][Kt] (lda) * rows [t*Kt, (t+1)*Kt) of a zero-padded panel B; NULL taps
+   are skipped. The accumulators stay in registers across the taps (gemm32f_packed_taps_serial). */
+SB_INLINE void kernel_taps(const int mr, size_t T, const float * const * taps, size_t lda, size_t Kt,
+    const float * B, float * C, size_t ldc, size_t nc, const sb_epilogue * fe, size_t row0, size_t col0)
+{
+    vf c[MR][NV];
+    for (int i = 0; i < mr; ++i)
+        for (int v = 0; v < NV; ++v)
+            c[i][v] = vset1(0.0f);
+    for (size_t t = 0; t < T; ++t) {
+        const float * A = taps[t];
+        if (A == NULL)
+            continue;
+        const float * b = B + t * Kt * NR;
+        for (size_t k = 0; k < Kt; ++k, b += NR) {
+            vf bv[NV];
+            for (int v = 0; v < NV; ++v)
+                bv[v] = vload(b + v * SB_W);
+            for (int i = 0; i < mr; ++i) {
+                vf a = vset1(A[i * lda + k]);
+                for (int v = 0; v < NV; ++v)
+                    c[i][v] = vfmadd(a, bv[v], c[i][v]);
+            }
+        }
+    }
+    kernel_finish(mr, c, C, ldc, nc, 0, fe, row0, col0);
 }
 
 /* 1 if kernel() can apply the epilogue on its registers: no activation but Relu, or none (a bias only). */
@@ -537,6 +573,54 @@ void SB_FN(gemm32f_packed)(size_t M, size_t N, size_t K, const float * A, size_t
 {
     gemm_job j = {MODE_PACKED, M, N, K, A, lda, packed, 0, 0, C, ldc, epilogue};
     run(&j);
+}
+
+void SB_FN(gemm32f_packed_taps_serial)(size_t M, size_t N, size_t T, const float * const * taps, size_t lda,
+    size_t Kt, const float * packed, float * C, size_t ldc, const sb_epilogue * epilogue)
+{
+    const sb_epilogue * e = sb_epilogue_active(epilogue) ? epilogue : NULL;
+    const int fuse = sb_epilogue_fusable(e);
+    size_t K = T * Kt, used = 0;
+    for (size_t t = 0; t < T; ++t)
+        used += taps[t] != NULL;
+    if (M == 0 || N == 0 || T > CONV_TAPS_MAX)
+        return;
+    if (used == 0 || Kt == 0) { /* no tap: an empty sum */
+        for (size_t i = 0; i < M; ++i)
+            memset(C + i * ldc, 0, N * sizeof(float));
+        sb_epilogue_block(C, ldc, M, N, 0, 0, e);
+        return;
+    }
+    for (size_t i = 0; i < M; i += MR) {
+        size_t mr = min_size(MR, M - i);
+        for (size_t n = 0; n < N; n += NR) {
+            size_t nc = min_size(NR, N - n);
+            const float * panel = packed + (n / NR) * K * NR;
+            const float * const * tp = taps;
+            const float * a[CONV_TAPS_MAX];
+            const sb_epilogue * fe = fuse ? e : NULL;
+            if (i > 0) { /* the taps of rows i..: each pointer moved i rows on */
+                for (size_t t = 0; t < T; ++t)
+                    a[t] = taps[t] ? taps[t] + i * lda : NULL;
+                tp = a;
+            }
+            float * c = C + i * ldc + n;
+#define SB_TCASE(m) case m: kernel_taps(m, T, tp, lda, Kt, panel, c, ldc, nc, fe, i, n); break;
+            switch (mr) {
+            SB_TCASE(1) SB_TCASE(2) SB_TCASE(3) SB_TCASE(4) SB_TCASE(5)
+#if MR > 6
+            SB_TCASE(6) SB_TCASE(7)
+#endif
+#if MR > 8
+            SB_TCASE(8) SB_TCASE(9) SB_TCASE(10) SB_TCASE(11)
+#endif
+            default: kernel_taps(MR, T, tp, lda, Kt, panel, c, ldc, nc, fe, i, n); break;
+            }
+#undef SB_TCASE
+            if (!fuse)
+                sb_epilogue_block(c, ldc, mr, nc, i, n, e);
+        }
+    }
 }
 
 size_t SB_FN(gemm32f_panel_width)(void)
