@@ -8,8 +8,8 @@
  *   2. WinogradF4x4 / WinogradF2x2: 3x3, stride 1, dilation 1, group 1, enough channels and pixels for the
  *      transforms to pay (F4x4 from 16x16 outputs);
  *   3. Direct1x1: 1x1, stride 1, no padding (the source is the GEMM operand as it is);
- *   4. NhwcDirect: NHWC, group 1, 16 to 32 input channels, 2 to 64 taps (the GEMM reads each tap's rows from the
- *      source instead of an im2row copy);
+ *   4. NhwcDirect: group 1, 16 to 32 input channels, 2 to 64 taps (the GEMM reads each tap's rows from an NHWC
+ *      source instead of an im2row copy; NCHW calls transpose to NHWC and back);
  *   5. GemmNN: im2col (NCHW) / im2row (NHWC) + GEMM, every other geometry.
  * Info names it as "<isa>::<algorithm>".
  */
@@ -108,8 +108,7 @@ static int choose(const SimdConvolutionParameters * p)
        taps for every panel of the weights, where the GEMM keeps a K block of a panel in L1), 1x1 stride 2 with 256
        -5%. Below 16 channels each tap's multiply-adds are too few for the loads around them. */
     size_t taps = p->kernelY * p->kernelX;
-    if (p->srcF == SimdTensorFormatNhwc && p->group == 1 && taps > 1 && taps <= 64 && p->srcC >= 16 &&
-        p->srcC <= 32)
+    if (p->group == 1 && taps > 1 && taps <= 64 && p->srcC >= 16 && p->srcC <= 32)
         return CONV_ALGO_DIRECT_NHWC;
     return CONV_ALGO_GEMM;
 }
@@ -125,6 +124,8 @@ static size_t external_size(const conv_ctx * c)
         size_t nchw = p->srcF == SimdTensorFormatNchw ? p->srcH * p->srcW * p->srcC + p->dstH * p->dstW * p->dstC : 0;
         return (R + 2) * (R + 2) * T * (p->srcC + p->dstC) + nchw; /* see conv_winograd.dispatch.c */
     }
+    case CONV_ALGO_DIRECT_NHWC: /* NCHW: the NHWC copies of the source and of the output */
+        return p->srcF == SimdTensorFormatNchw ? p->srcC * p->srcH * p->srcW + p->dstC * p->dstH * p->dstW : 1;
     default: return 1;
     }
 }
@@ -162,6 +163,20 @@ static float * winograd_weights(const conv_ctx * c, const float * weight, size_t
         }
     *size = KK * C * D;
     return U;
+}
+
+/* OIHW weights (group 1) as HWIO, the NHWC layout (malloc; NULL without memory). */
+static float * oihw_to_hwio(const SimdConvolutionParameters * p, const float * weight)
+{
+    size_t C = p->srcC, D = p->dstC, kY = p->kernelY, kX = p->kernelX;
+    float * hwio = (float *)malloc(kY * kX * C * D * sizeof(float));
+    if (hwio != NULL)
+        for (size_t o = 0; o < D; ++o)
+            for (size_t i = 0; i < C; ++i)
+                for (size_t y = 0; y < kY; ++y)
+                    for (size_t x = 0; x < kX; ++x)
+                        hwio[((y * kX + x) * C + i) * D + o] = weight[((o * C + i) * kY + y) * kX + x];
+    return hwio;
 }
 
 static void release(sb_context * self)
@@ -227,13 +242,16 @@ SIMD_API void SimdSynetConvolution32fSetParams(void * context, const float * wei
         if (U == NULL)
             c->weight = NULL; /* out of memory: Forward does nothing rather than read a missing transform */
     }
-    if ((c->algo == CONV_ALGO_GEMM || c->algo == CONV_ALGO_1X1 || c->algo == CONV_ALGO_DIRECT_NHWC) &&
-        c->p.srcF == SimdTensorFormatNhwc && weight != NULL) {
+    if (((c->algo == CONV_ALGO_GEMM || c->algo == CONV_ALGO_1X1) && c->p.srcF == SimdTensorFormatNhwc &&
+         weight != NULL) || (c->algo == CONV_ALGO_DIRECT_NHWC && weight != NULL)) {
         /* NHWC GEMMs take the weights as B: packed once here instead of at every call. Without memory the
            GEMM reads the caller's weights directly (same results); NhwcDirect cannot, so Forward then does
-           nothing, as Winograd's does without its transform. */
+           nothing, as Winograd's does without its transform. NCHW NhwcDirect packs its OIHW weights as HWIO. */
         size_t size = 0;
-        float * packed = pack_nhwc_table[c->isa](c, weight, &size);
+        float * hwio = c->p.srcF == SimdTensorFormatNchw ? oihw_to_hwio(&c->p, weight) : NULL;
+        float * packed = c->p.srcF == SimdTensorFormatNchw && hwio == NULL ? NULL
+            : pack_nhwc_table[c->isa](c, hwio ? hwio : weight, &size);
+        free(hwio);
         free(c->packed);
         c->packed = packed;
         c->packed_size = packed ? size : 0;

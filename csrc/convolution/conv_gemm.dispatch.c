@@ -7,7 +7,8 @@
  *         per group. The im2col is made in chunks of pixels, in the GEMM's compact panel layout, each multiplied at
  *         once (cache-hot, no packing pass of the GEMM's own).
  *   NHWC: im2row, buf[dy*dstW + dx][g][ky][kx][ci]; dst[dstHW][dstC] = buf[dstHW][K] x W[K][dstC] per group.
- * NhwcDirect (NHWC, group 1, 16 to 32 channels): no im2row; the GEMM reads each tap's rows from the source.
+ * NhwcDirect (group 1, 16 to 32 channels): no im2row; the GEMM reads each tap's rows from an NHWC source (NCHW calls
+ *         transpose to NHWC and back).
  * Direct1x1 (1x1, stride 1, pad 0): the source already is the GEMM operand, no unrolling.
  */
 #include "convolution/conv.h"
@@ -16,6 +17,7 @@
 #define CONV_DIRECT_TAPS 64 /* kernels up to 8x8 (gemm32f_packed_taps_serial's limit) */
 
 #include "convolution/conv_epilogue.h"
+#include "convolution/conv_transpose.h"
 
 typedef struct {
     const conv_ctx * c;
@@ -333,18 +335,27 @@ void SB_FN(conv_forward_gemm)(const conv_ctx * c, const float * src, float * buf
     }
 }
 
-/* NhwcDirect (api.c chooses it; SetParams packed the weights, or Forward is not called). */
+/* NhwcDirect (api.c chooses it; SetParams packed the weights, or Forward is not called). An NCHW call transposes its
+   source into buf, runs on that into an NHWC output in buf, and transposes that into dst. */
 void SB_FN(conv_forward_direct_nhwc)(const conv_ctx * c, const float * src, float * buf, float * dst)
 {
     const SimdConvolutionParameters * p = &c->p;
-    size_t srcSize = p->srcC * p->srcH * p->srcW, dstSize = p->dstC * p->dstH * p->dstW;
+    size_t srcHW = p->srcH * p->srcW, dstHW = p->dstH * p->dstW;
+    size_t srcSize = p->srcC * srcHW, dstSize = p->dstC * dstHW;
+    int nchw = p->srcF == SimdTensorFormatNchw;
     direct_arg d = {c, NULL, NULL, 0, 0};
-    (void)buf;
     conv_inner_columns(p, &d.in0, &d.in1);
     for (size_t b = 0; b < c->batch; ++b) {
         d.src = src + b * srcSize;
         d.dst = dst + b * dstSize;
+        if (nchw) {
+            transpose(d.src, p->srcC, srcHW, buf);
+            d.src = buf;
+            d.dst = buf + srcSize;
+        }
         sb_parallel_for(p->dstH, 1, nhwc_direct_rows, &d);
+        if (nchw)
+            transpose(d.dst, dstHW, p->dstC, dst + b * dstSize);
     }
 }
 
