@@ -30,6 +30,14 @@
 #if MR != 6 && MR != 8 && MR != 12
 #error "kernel_packed covers MR in {6, 8, 12}"
 #endif
+/* CASE(m) for every row count below MR: the switches that give each count its own inlined kernel. */
+#if MR > 8
+#define SB_MR_CASES(CASE) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) CASE(11)
+#elif MR > 6
+#define SB_MR_CASES(CASE) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7)
+#else
+#define SB_MR_CASES(CASE) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5)
+#endif
 #define NV 2
 #define NR (NV * SB_W)
 #define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats: 16 KiB */
@@ -169,13 +177,7 @@ SB_INLINE void kernel_rows(size_t mr, size_t kc, const float * A, size_t lda, co
 #define SB_KCASE(m) \
     case m: kernel(m, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
     switch (mr) {
-    SB_KCASE(1) SB_KCASE(2) SB_KCASE(3) SB_KCASE(4) SB_KCASE(5)
-#if MR > 6
-    SB_KCASE(6) SB_KCASE(7)
-#endif
-#if MR > 8
-    SB_KCASE(8) SB_KCASE(9) SB_KCASE(10) SB_KCASE(11)
-#endif
+    SB_MR_CASES(SB_KCASE)
     default: kernel(MR, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
     }
 #undef SB_KCASE
@@ -607,13 +609,7 @@ void SB_FN(gemm32f_packed_taps_serial)(size_t M, size_t N, size_t T, const float
             float * c = C + i * ldc + n;
 #define SB_TCASE(m) case m: kernel_taps(m, T, tp, lda, Kt, panel, c, ldc, nc, fe, i, n); break;
             switch (mr) {
-            SB_TCASE(1) SB_TCASE(2) SB_TCASE(3) SB_TCASE(4) SB_TCASE(5)
-#if MR > 6
-            SB_TCASE(6) SB_TCASE(7)
-#endif
-#if MR > 8
-            SB_TCASE(8) SB_TCASE(9) SB_TCASE(10) SB_TCASE(11)
-#endif
+            SB_MR_CASES(SB_TCASE)
             default: kernel_taps(MR, T, tp, lda, Kt, panel, c, ldc, nc, fe, i, n); break;
             }
 #undef SB_TCASE
