@@ -82,9 +82,7 @@ static int valid(size_t batch, const SimdConvolutionParameters * p)
         output_size_ok(p->srcW, p->padX, p->padW, p->kernelX, p->dilationX, p->strideX, p->dstW);
 }
 
-#ifndef WINOGRAD4_MIN
-#define WINOGRAD4_MIN 16
-#endif
+#define WINOGRAD4_MIN 16 /* F(4x4,3x3) from outputs of 16x16 on (see choose) */
 
 static int choose(const SimdConvolutionParameters * p)
 {
@@ -108,7 +106,7 @@ static int choose(const SimdConvolutionParameters * p)
        taps for every panel of the weights, where the GEMM keeps a K block of a panel in L1), 1x1 stride 2 with 256
        -5%. Below 16 channels each tap's multiply-adds are too few for the loads around them. */
     size_t taps = p->kernelY * p->kernelX;
-    if (p->group == 1 && taps > 1 && taps <= 64 && p->srcC >= 16 && p->srcC <= 32)
+    if (p->group == 1 && taps > 1 && taps <= CONV_DIRECT_TAPS && p->srcC >= 16 && p->srcC <= 32)
         return CONV_ALGO_DIRECT_NHWC;
     return CONV_ALGO_GEMM;
 }

@@ -27,6 +27,9 @@ enum {
     CONV_ALGO_COUNT
 };
 
+/* NhwcDirect takes kernels of up to this many taps (8x8; gemm32f_packed_taps_serial's limit). */
+#define CONV_DIRECT_TAPS 64
+
 typedef struct conv_ctx {
     sb_context base; /* first: SimdRelease frees any context through it */
     SimdConvolutionParameters p;

@@ -14,8 +14,6 @@
 #include "convolution/conv.h"
 #include <stdlib.h>
 
-#define CONV_DIRECT_TAPS 64 /* kernels up to 8x8 (gemm32f_packed_taps_serial's limit) */
-
 #include "convolution/conv_epilogue.h"
 #include "convolution/conv_transpose.h"
 

@@ -43,7 +43,7 @@
 #define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats: 16 KiB */
 #define KC_ONE (KC + KC / 2)                   /* K up to this: one K block, no short second one reloading C */
 #define MC (MR * 16)
-#define CONV_TAPS_MAX 64       /* gemm32f_packed_taps_serial: taps per call (kernels up to 8x8) */
+#define TAPS_MAX 64           /* gemm32f_packed_taps_serial: taps per call (kernels up to 8x8) */
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
 #define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
 
@@ -585,7 +585,7 @@ void SB_FN(gemm32f_packed_taps_serial)(size_t M, size_t N, size_t T, const float
     size_t K = T * Kt, used = 0;
     for (size_t t = 0; t < T; ++t)
         used += taps[t] != NULL;
-    if (M == 0 || N == 0 || T > CONV_TAPS_MAX)
+    if (M == 0 || N == 0 || T > TAPS_MAX)
         return;
     if (used == 0 || Kt == 0) { /* no tap: an empty sum */
         for (size_t i = 0; i < M; ++i)
@@ -599,7 +599,7 @@ void SB_FN(gemm32f_packed_taps_serial)(size_t M, size_t N, size_t T, const float
             size_t nc = min_size(NR, N - n);
             const float * panel = packed + (n / NR) * K * NR;
             const float * const * tp = taps;
-            const float * a[CONV_TAPS_MAX];
+            const float * a[TAPS_MAX];
             const sb_epilogue * fe = fuse ? e : NULL;
             if (i > 0) { /* the taps of rows i..: each pointer moved i rows on */
                 for (size_t t = 0; t < T; ++t)
