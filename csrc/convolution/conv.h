@@ -27,7 +27,7 @@ enum {
     CONV_ALGO_COUNT
 };
 
-/* NhwcDirect takes kernels of up to this many taps (8x8; gemm32f_packed_taps_serial's limit). */
+/* NhwcDirect takes kernels of up to this many taps (8x8: its per-row array of tap pointers). */
 #define CONV_DIRECT_TAPS 64
 
 typedef struct conv_ctx {

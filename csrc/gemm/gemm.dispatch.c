@@ -43,7 +43,6 @@
 #define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats: 16 KiB */
 #define KC_ONE (KC + KC / 2)                   /* K up to this: one K block, no short second one reloading C */
 #define MC (MR * 16)
-#define TAPS_MAX 64           /* gemm32f_packed_taps_serial: taps per call (kernels up to 8x8) */
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
 #define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
 
@@ -217,8 +216,9 @@ static void pack_a(const float * A, size_t lda, size_t rows, size_t kc, float * 
     }
 }
 
-/* C[mr][nc] = sum over the taps t of A_t[mr][Kt] (lda) * rows [t*Kt, (t+1)*Kt) of a zero-padded panel B; NULL taps
-   are skipped. The accumulators stay in registers across the taps (gemm32f_packed_taps_serial). */
+/* C[mr][nc] = sum over the taps t of A_t[mr][Kt] (lda) * rows [t*Kt, (t+1)*Kt) of a zero-padded panel B, where
+   A_t starts `row0` rows (of lda floats) past taps[t]; NULL taps are skipped. The accumulators stay in registers
+   across the taps (gemm32f_packed_taps_serial). */
 SB_INLINE void kernel_taps(const int mr, size_t T, const float * const * taps, size_t lda, size_t Kt,
     const float * B, float * C, size_t ldc, size_t nc, const sb_epilogue * fe, size_t row0, size_t col0)
 {
@@ -227,10 +227,9 @@ SB_INLINE void kernel_taps(const int mr, size_t T, const float * const * taps, s
         for (int v = 0; v < NV; ++v)
             c[i][v] = vset1(0.0f);
     for (size_t t = 0; t < T; ++t) {
-        const float * A = taps[t];
-        if (A == NULL)
+        if (taps[t] == NULL)
             continue;
-        const float * b = B + t * Kt * NR;
+        const float * A = taps[t] + row0 * lda, * b = B + t * Kt * NR;
         for (size_t k = 0; k < Kt; ++k, b += NR) {
             vf bv[NV];
             for (int v = 0; v < NV; ++v)
@@ -585,7 +584,7 @@ void SB_FN(gemm32f_packed_taps_serial)(size_t M, size_t N, size_t T, const float
     size_t K = T * Kt, used = 0;
     for (size_t t = 0; t < T; ++t)
         used += taps[t] != NULL;
-    if (M == 0 || N == 0 || T > TAPS_MAX)
+    if (M == 0 || N == 0)
         return;
     if (used == 0 || Kt == 0) { /* no tap: an empty sum */
         for (size_t i = 0; i < M; ++i)
@@ -598,19 +597,12 @@ void SB_FN(gemm32f_packed_taps_serial)(size_t M, size_t N, size_t T, const float
         for (size_t n = 0; n < N; n += NR) {
             size_t nc = min_size(NR, N - n);
             const float * panel = packed + (n / NR) * K * NR;
-            const float * const * tp = taps;
-            const float * a[TAPS_MAX];
             const sb_epilogue * fe = fuse ? e : NULL;
-            if (i > 0) { /* the taps of rows i..: each pointer moved i rows on */
-                for (size_t t = 0; t < T; ++t)
-                    a[t] = taps[t] ? taps[t] + i * lda : NULL;
-                tp = a;
-            }
             float * c = C + i * ldc + n;
-#define SB_TCASE(m) case m: kernel_taps(m, T, tp, lda, Kt, panel, c, ldc, nc, fe, i, n); break;
+#define SB_TCASE(m) case m: kernel_taps(m, T, taps, lda, Kt, panel, c, ldc, nc, fe, i, n); break;
             switch (mr) {
             SB_MR_CASES(SB_TCASE)
-            default: kernel_taps(MR, T, tp, lda, Kt, panel, c, ldc, nc, fe, i, n); break;
+            default: kernel_taps(MR, T, taps, lda, Kt, panel, c, ldc, nc, fe, i, n); break;
             }
 #undef SB_TCASE
             if (!fuse)

@@ -38,8 +38,8 @@ void SB_FN(gemm32f_packed)(size_t M, size_t N, size_t K, const float * A, size_t
 
 /* A sum of T GEMMs over one packed B (an implicit im2row, for the direct NHWC convolution), on the calling thread:
    C[M][N] (ldc) = epilogue(sum over t of A_t[M][Kt] (lda) * rows [t*Kt, (t+1)*Kt) of packed B (K = T*Kt rows,
-   packed by gemm32f_pack_b)), A_t = taps[t]; a NULL tap is skipped (its rows of A are zeros). T <= 64. The sums run
-   over the taps in order, in registers. */
+   packed by gemm32f_pack_b)), A_t = taps[t]; a NULL tap is skipped (its rows of A are zeros). The sums run over the
+   taps in order, in registers. */
 void SB_FN(gemm32f_packed_taps_serial)(size_t M, size_t N, size_t T, const float * const * taps, size_t lda,
     size_t Kt, const float * packed, float * C, size_t ldc, const sb_epilogue * epilogue);
 
