@@ -2,9 +2,10 @@
  * inner_product_8i.dispatch.c: SimdSynetInnerProduct8i's kernel, compiled once per ISA (spec 3.9).
  *
  * dst[i][j] = sum_k src[i][k] * weight[j][k], uint8 x int8 -> int32 (the int32 sum wraps, as upstream's does).
- * - precise ((compatibility & 12) == 0): every product exactly. SSE4.1/AVX2/AVX-512BW widen both operands to int16
- *   and use pmaddwd (two products of |x| <= 32640 summed in int32: exact); AVX-512 VNNI uses vpdpbusd, which adds
- *   four u8*s8 products to int32 without saturation: exact as well.
+ * - precise ((compatibility & 12) == 0): every product exactly. SSE4.1/AVX2/AVX-512BW load both operands widened to
+ *   int16, each half vector once for the whole register block, and use pmaddwd (two products of |x| <= 32640 summed
+ *   in int32: exact); AVX-512 VNNI uses vpdpbusd, which adds four u8*s8 products to int32 without saturation: exact
+ *   as well.
  * - saturating (otherwise): the products of each pair (2m, 2m + 1) along K are summed and clamped to int16, then
  *   added in int32 (pmaddubsw then pmaddwd with ones, on every SIMD ISA including VNNI). K's tail is zero-padded to
  *   a whole vector, so an odd last product is paired with 0 and never clamped (|255 * -128| < 32768), which is the
@@ -30,18 +31,15 @@ SB_INLINE ivec iload(const void * p) { return _mm512_loadu_si512(p); }
 SB_INLINE ivec izero(void) { return _mm512_setzero_si512(); }
 SB_INLINE ivec iadd(ivec a, ivec b) { return _mm512_add_epi32(a, b); }
 SB_INLINE ivec sat_pairs(ivec s, ivec w) { return _mm512_madd_epi16(_mm512_maddubs_epi16(s, w), _mm512_set1_epi16(1)); }
-SB_INLINE ivec precise_dot(ivec acc, ivec s, ivec w)
-{
 #if SB_ISA_AT_LEAST(4)
-    return _mm512_dpbusd_epi32(acc, s, w);
+#define VNNI 1
+SB_INLINE ivec precise_dot(ivec acc, ivec s, ivec w) { return _mm512_dpbusd_epi32(acc, s, w); }
 #else
-    __m512i lo = _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(s)),
-        _mm512_cvtepi8_epi16(_mm512_castsi512_si256(w)));
-    __m512i hi = _mm512_madd_epi16(_mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(s, 1)),
-        _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(w, 1)));
-    return _mm512_add_epi32(acc, _mm512_add_epi32(lo, hi));
+#define VNNI 0
 #endif
-}
+SB_INLINE ivec iload_u16(const void * p) { return _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)p)); }
+SB_INLINE ivec iload_s16(const void * p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)p)); }
+SB_INLINE ivec imadd16(ivec a, ivec b) { return _mm512_madd_epi16(a, b); }
 SB_INLINE int32_t ireduce(ivec v)
 {
     int32_t lanes[16];
@@ -57,14 +55,10 @@ SB_INLINE ivec iload(const void * p) { return _mm256_loadu_si256((const __m256i 
 SB_INLINE ivec izero(void) { return _mm256_setzero_si256(); }
 SB_INLINE ivec iadd(ivec a, ivec b) { return _mm256_add_epi32(a, b); }
 SB_INLINE ivec sat_pairs(ivec s, ivec w) { return _mm256_madd_epi16(_mm256_maddubs_epi16(s, w), _mm256_set1_epi16(1)); }
-SB_INLINE ivec precise_dot(ivec acc, ivec s, ivec w)
-{
-    __m256i lo = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_castsi256_si128(s)),
-        _mm256_cvtepi8_epi16(_mm256_castsi256_si128(w)));
-    __m256i hi = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm256_extracti128_si256(s, 1)),
-        _mm256_cvtepi8_epi16(_mm256_extracti128_si256(w, 1)));
-    return _mm256_add_epi32(acc, _mm256_add_epi32(lo, hi));
-}
+#define VNNI 0
+SB_INLINE ivec iload_u16(const void * p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p)); }
+SB_INLINE ivec iload_s16(const void * p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p)); }
+SB_INLINE ivec imadd16(ivec a, ivec b) { return _mm256_madd_epi16(a, b); }
 SB_INLINE int32_t ireduce(ivec v)
 {
     int32_t lanes[8];
@@ -80,18 +74,24 @@ SB_INLINE ivec iload(const void * p) { return _mm_loadu_si128((const __m128i *)p
 SB_INLINE ivec izero(void) { return _mm_setzero_si128(); }
 SB_INLINE ivec iadd(ivec a, ivec b) { return _mm_add_epi32(a, b); }
 SB_INLINE ivec sat_pairs(ivec s, ivec w) { return _mm_madd_epi16(_mm_maddubs_epi16(s, w), _mm_set1_epi16(1)); }
-SB_INLINE ivec precise_dot(ivec acc, ivec s, ivec w)
-{
-    __m128i lo = _mm_madd_epi16(_mm_cvtepu8_epi16(s), _mm_cvtepi8_epi16(w));
-    __m128i hi = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(s, 8)), _mm_cvtepi8_epi16(_mm_srli_si128(w, 8)));
-    return _mm_add_epi32(acc, _mm_add_epi32(lo, hi));
-}
+#define VNNI 0
+SB_INLINE ivec iload_u16(const void * p) { return _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)p)); }
+SB_INLINE ivec iload_s16(const void * p) { return _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)p)); }
+SB_INLINE ivec imadd16(ivec a, ivec b) { return _mm_madd_epi16(a, b); }
 SB_INLINE int32_t ireduce(ivec v)
 {
     int32_t lanes[4];
     _mm_storeu_si128((__m128i *)lanes, v);
     return wrap_add(wrap_add(lanes[0], lanes[1]), wrap_add(lanes[2], lanes[3]));
 }
+#endif
+
+/* Rows of src per block: at AVX-512 (32 registers) 4 x 4 accumulators, so that each step loads 8 vectors for 16
+   dot products instead of 6 for 8; 2 x 4 fits the 16 registers of SSE4.1/AVX2. */
+#if SB_ISA_AT_LEAST(3)
+#define SR 4
+#else
+#define SR 2
 #endif
 
 /* The first n (< IB) bytes at p, the rest zero. */
@@ -104,16 +104,31 @@ SB_INLINE ivec iload_n(const void * p, size_t n)
 
 SB_INLINE ivec step(ivec acc, ivec s, ivec w, const int precise)
 {
-    return precise ? precise_dot(acc, s, w) : iadd(acc, sat_pairs(s, w));
+#if VNNI
+    if (precise)
+        return precise_dot(acc, s, w);
+#endif
+    (void)precise;
+    return iadd(acc, sat_pairs(s, w));
 }
 
-/* Rows of src per block: at AVX-512 (32 registers) 4 x 4 accumulators, so that each step loads 8 vectors for 16
-   dot products instead of 6 for 8; 2 x 4 fits the 16 registers of SSE4.1/AVX2. */
-#if SB_ISA_AT_LEAST(3)
-#define SR 4
-#else
-#define SR 2
-#endif
+/* Precise without VNNI: IB bytes of K for every (src row, weight row) pair of a block, each half vector loaded
+   widened to int16 once for every row of the other operand (not once per pair), pairs of products summed by pmaddwd
+   (exact: two products of |x| <= 32640 fit int32). s and w point at row 0, ls and lw are the row strides. */
+SB_INLINE void widened_step(ivec acc[SR][4], const int rows, const int jn, const uint8_t * s, size_t ls,
+    const int8_t * w, size_t lw)
+{
+    for (int h = 0; h < IB; h += IB / 2) {
+        ivec x[SR];
+        for (int r = 0; r < rows; ++r)
+            x[r] = iload_u16(s + r * ls + h);
+        for (int t = 0; t < jn; ++t) {
+            ivec y = iload_s16(w + t * lw + h);
+            for (int r = 0; r < rows; ++r)
+                acc[r][t] = iadd(acc[r][t], imadd16(x[r], y));
+        }
+    }
+}
 
 /* dst[r * N + t] = dot(src row r, weight row t) for r < rows (<= SR) and t < jn (<= 4), all constants after
    inlining: each weight vector loaded once serves every row of src, each src vector every row of weight. */
@@ -125,24 +140,38 @@ SB_INLINE void dots(const int rows, const int jn, const uint8_t * s, const int8_
         for (int t = 0; t < jn; ++t)
             acc[r][t] = izero();
     size_t k = 0;
-    for (; k + IB <= K; k += IB) {
-        ivec x[SR];
-        for (int r = 0; r < rows; ++r)
-            x[r] = iload(s + r * K + k);
-        for (int t = 0; t < jn; ++t) {
-            ivec y = iload(w + t * K + k);
+    if (precise && !VNNI) {
+        for (; k + IB <= K; k += IB)
+            widened_step(acc, rows, jn, s + k, K, w + k, K);
+        if (k < K) { /* K's tail, zero-padded */
+            uint8_t xs[SR][IB] = {{0}};
+            int8_t ws[4][IB] = {{0}};
             for (int r = 0; r < rows; ++r)
-                acc[r][t] = step(acc[r][t], x[r], y, precise);
+                memcpy(xs[r], s + r * K + k, K - k);
+            for (int t = 0; t < jn; ++t)
+                memcpy(ws[t], w + t * K + k, K - k);
+            widened_step(acc, rows, jn, xs[0], IB, ws[0], IB);
         }
-    }
-    if (k < K) {
-        ivec x[SR];
-        for (int r = 0; r < rows; ++r)
-            x[r] = iload_n(s + r * K + k, K - k);
-        for (int t = 0; t < jn; ++t) {
-            ivec y = iload_n(w + t * K + k, K - k);
+    } else {
+        for (; k + IB <= K; k += IB) {
+            ivec x[SR];
             for (int r = 0; r < rows; ++r)
-                acc[r][t] = step(acc[r][t], x[r], y, precise);
+                x[r] = iload(s + r * K + k);
+            for (int t = 0; t < jn; ++t) {
+                ivec y = iload(w + t * K + k);
+                for (int r = 0; r < rows; ++r)
+                    acc[r][t] = step(acc[r][t], x[r], y, precise);
+            }
+        }
+        if (k < K) {
+            ivec x[SR];
+            for (int r = 0; r < rows; ++r)
+                x[r] = iload_n(s + r * K + k, K - k);
+            for (int t = 0; t < jn; ++t) {
+                ivec y = iload_n(w + t * K + k, K - k);
+                for (int r = 0; r < rows; ++r)
+                    acc[r][t] = step(acc[r][t], x[r], y, precise);
+            }
         }
     }
     for (int r = 0; r < rows; ++r)
