@@ -23,4 +23,5 @@ cd "$work/src"
 SIMDBIND_CFLAGS="-DSB_EMULATE_AVX512=1" "../venv/bin/python" -m pip install -q --no-build-isolation -e '.[test]'
 echo "=== EMULATED AVX-512 (tools/emulate_avx512.sh): timings are meaningless, results are what counts ==="
 "../venv/bin/simdbind" info | grep -iE "isa|avx512" || true
-exec "../venv/bin/python" -m pytest ${@:--n 2 -q}
+[ $# -gt 0 ] || set -- -n 2 -q
+exec "../venv/bin/python" -m pytest "$@"  # quoted: -k "a or b" stays one argument
