@@ -13,7 +13,6 @@
  *   precise:     vpdpbusd                                                          (AVX-512 VNNI)
  *   precise:     2 x pmaddwd + 2 x paddd on operands already widened to int16     (without VNNI)
  */
-#include <immintrin.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -30,7 +29,8 @@
 /* Each form's loop is written in assembly: compiled from intrinsics, GCC kept some accumulators in memory at -O2 (and
    others at -O1 and -O3), which would measure the stack, not the instructions. 8 accumulators (registers 8-15) cover
    the 4-5 cycle latencies of two multiply units; register 0 holds 16-bit ones, 1 the shared operand, 2-7 temporaries;
-   every accumulator's other operand is loaded from L1 (as a kernel loads it), from a 256-byte block at (%rax). */
+   every accumulator's other operand is loaded from L1 (as a kernel loads it), from a block of eight vectors at
+   (%rax). */
 #if BITS == 512
 #define R(n) "%%zmm" #n
 #define VL "64"
