@@ -114,6 +114,49 @@ def test_convert_weight_round_trip_and_layout_equivalence(bundled):
         simdbind.convert_weight(oihw[0], "nchw", "nhwc")
 
 
+def test_depthwise_layouts_give_identical_bits(bundled):
+    """Both depthwise kernels sum the taps inside the image in (ky, kx) order from zero on every path
+    (conv_depthwise.h): NCHW and NHWC agree bit for bit whatever register block, border or general path each output
+    takes. Random 3x3 geometries over y-strides 1-3, x-strides 1-2, pads 0-2 on each side, up to 23 x 69 pixels."""
+    rng = np.random.default_rng(11)
+    geometries = []
+    while len(geometries) < 60:
+        c, h, w = (int(v) for v in rng.integers((1, 1, 1), (20, 24, 70)))
+        stride = tuple(int(v) for v in rng.integers((1, 1), (4, 3)))
+        pad = tuple(int(v) for v in rng.integers(0, 3, 4))
+        if h + pad[0] + pad[2] >= 3 and w + pad[1] + pad[3] >= 3:
+            geometries.append((c, h, w, stride, pad))
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            for c, h, w, stride, pad in geometries:
+                x, weight, bias = rand(rng, 1, c, h, w), rand(rng, c, 1, 3, 3), rand(rng, c)
+                nchw = simdbind.conv2d(x, weight, bias, stride=stride, pad=pad, group=c, library=bundled)
+                nhwc = simdbind.conv2d(np.ascontiguousarray(x.transpose(0, 2, 3, 1)),
+                                       simdbind.convert_weight(weight, "nchw", "nhwc"), bias, stride=stride, pad=pad,
+                                       group=c, layout="nhwc", library=bundled)
+                np.testing.assert_array_equal(nhwc.transpose(0, 3, 1, 2), nchw,
+                                              err_msg=f"{isa} c{c} h{h} w{w} stride {stride} pad {pad}")
+
+
+@pytest.mark.parametrize("kernel, stride, dilation, pad", [
+    (3, 1, 2, (2, 2, 2, 2)), (3, 2, 1, (1, 0, 2, 1)), (5, 2, 2, (4, 3, 0, 2)), (2, 3, 1, (0, 0, 0, 0)),
+    ((1, 3), (2, 1), 1, (3, 1, 0, 1)),
+])
+def test_nchw_nhwc_direct_matches_nhwc_bit_for_bit(bundled, kernel, stride, dilation, pad):
+    """NCHW NhwcDirect runs the NHWC kernel between two transposes, which copy exactly: on wide images, a batch of
+    two, strides, dilations and uneven pads, NCHW equals NHWC bit for bit."""
+    rng = np.random.default_rng(5)
+    x = rand(rng, 2, 16, 37, 150)
+    weight = rand(rng, 24, 16, *((kernel, kernel) if isinstance(kernel, int) else kernel))
+    bias = rand(rng, 24)
+    args = dict(stride=stride, dilation=dilation, pad=pad, activation="relu", library=bundled)
+    conv = simdbind.Convolution32f(x.shape, 24, weight.shape[2:], weight=weight, bias=bias, **args)
+    assert conv.info.endswith("NhwcDirect")
+    nhwc = simdbind.conv2d(np.ascontiguousarray(x.transpose(0, 2, 3, 1)),
+                           simdbind.convert_weight(weight, "nchw", "nhwc"), bias, layout="nhwc", **args)
+    np.testing.assert_array_equal(conv.forward(x), nhwc.transpose(0, 3, 1, 2))
+
+
 # -- algorithm choice, ISA, buffers -------------------------------------------------------------------------------
 @pytest.mark.parametrize("layout", ["nchw", "nhwc"])
 @pytest.mark.parametrize("geometry, algorithm", [
