@@ -8,6 +8,7 @@ library, selects the ISA its calls use.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import threading
@@ -211,10 +212,27 @@ def _dlopen(path: str) -> Library:
         lib = ffi.dlopen(os.path.abspath(path))
     except OSError as error:
         raise LibraryError(f"path: cannot load {path}: {error}") from None
+    _pin(os.path.abspath(path))
     library = Library(os.path.abspath(path), "external", "abi", ffi, lib)
     if library.has("SimdBindGetIsa"):  # only the bundled library exports the simdbind extension
         library.kind = "bundled"
     return library
+
+
+#: Libraries loaded by path, kept mapped until the process ends (see _pin).
+_PINNED: dict[str, ctypes.CDLL] = {}
+
+
+def _pin(path: str) -> None:
+    """Keep the file mapped for the life of the process, as an extension module is.
+
+    cffi unmaps a dlopen-ed library when its lib object is collected. At interpreter exit that can come before the
+    finalizers of contexts made from it, whose SimdRelease then jumps into unmapped code (SIGSEGV at exit), and the
+    library's own worker threads run its code for as long as the process lives. ctypes never unloads what it
+    opened, so one more reference through it keeps the mapping.
+    """
+    if path not in _PINNED:
+        _PINNED[path] = ctypes.CDLL(path)
 
 
 def _identify(library: Library) -> None:

@@ -29,6 +29,46 @@ def test_abi_path_loads_the_same_file(bundled):
     np.testing.assert_array_equal(simdbind.eltwise([a, b], "product", library=abi), a * b)
 
 
+@pytest.fixture
+def bundled_copy(tmp_path):
+    """A copy of the bundled file, loaded by path as an upstream build would be (the api-mode module, which the
+    suite has loaded, would keep the original mapped)."""
+    copy = tmp_path / "libcopy.so"
+    copy.write_bytes(open(simdbind.bundled_path(), "rb").read())
+    return str(copy)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="needs /proc/self/maps to see what is mapped")
+def test_a_library_loaded_by_path_stays_mapped_when_dropped(bundled_copy):
+    """cffi unmaps a library when its lib object is collected; contexts' finalizers and the library's worker
+    threads may still run its code after that, so simdbind keeps it mapped until the process ends."""
+    code = (
+        "import gc, simdbind\n"
+        f"simdbind.load({bundled_copy!r})\n"
+        "gc.collect()\n"
+        f"print({bundled_copy!r} in open('/proc/self/maps').read())\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout.strip()) == (0, "True"), run.stderr[-2000:]
+
+
+def test_contexts_left_open_at_exit_do_not_crash_it(bundled_copy):
+    """The crash the mapping prevents: the context's finalizer ran SimdRelease after the interpreter had dropped
+    the library (SIGSEGV at exit, every run, before the fix)."""
+    code = (
+        "import numpy as np, simdbind\n"
+        f"lib = simdbind.load({bundled_copy!r})\n"
+        "ip = simdbind.InnerProduct32f(64, 256, 256, trans_b=True, weight=np.ones((256, 256), np.float32),\n"
+        "                              library=lib)\n"
+        "x = np.ones((64, 256), np.float32)\n"
+        "lib.set_threads(2)\n"
+        "ip.forward(x)\n"
+        "print('done')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout.strip()) == (0, "done"), run.stderr[-2000:]
+
+
 def test_isa_selection_round_trips(bundled):
     before = bundled.isa
     for name in bundled.isas_supported:
