@@ -232,3 +232,24 @@ def test_a_forked_child_gets_working_library_threads(bundled):
         assert answer == b"\x00", f"child status {answer!r} (1: raised, 2: different bits)"
     finally:
         bundled.set_threads(previous)
+
+
+def test_library_threads_compute_under_the_callers_fast_mode(bundled):
+    """SimdSetFastMode sets the calling thread's flush-to-zero and denormals-are-zero bits; parts of a 2-thread call
+    that run on a worker must honour them too (they did not: half the columns kept their denormal sums)."""
+    rng = np.random.default_rng(7)
+    ip = simdbind.InnerProduct32f(64, 256, 256, trans_b=True, weight=rng.uniform(0.5, 1, (256, 256)).astype(np.float32),
+                                  library=bundled)  # columns split over the library's threads
+    x = np.full((64, 256), 1e-39, np.float32)  # denormal: each product and sum is denormal too
+    set_fast_mode = bundled.function("SimdSetFastMode")
+    previous = bundled.set_threads(2)
+    try:
+        assert np.count_nonzero(ip.forward(x)) == x.shape[0] * 256, "without fast mode every sum is a denormal"
+        set_fast_mode(1)
+        try:
+            flushed = [ip.forward(x) for _ in range(5)]  # workers take parts from the first call on
+        finally:
+            set_fast_mode(0)
+        assert [np.count_nonzero(y) for y in flushed] == [0] * 5
+    finally:
+        bundled.set_threads(previous)
