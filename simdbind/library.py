@@ -208,12 +208,13 @@ def _dlopen(path: str) -> Library:
 
     if not os.path.exists(path):
         raise LibraryError(f"path: no such file: {path}")
+    full_path = os.path.abspath(path)
     try:
-        lib = ffi.dlopen(os.path.abspath(path))
+        lib = ffi.dlopen(full_path)
     except OSError as error:
         raise LibraryError(f"path: cannot load {path}: {error}") from None
-    _pin(os.path.abspath(path))
-    library = Library(os.path.abspath(path), "external", "abi", ffi, lib)
+    _pin(full_path)
+    library = Library(full_path, "external", "abi", ffi, lib)
     if library.has("SimdBindGetIsa"):  # only the bundled library exports the simdbind extension
         library.kind = "bundled"
     return library
