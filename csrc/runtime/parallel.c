@@ -9,9 +9,10 @@
  *   count, and kernels never let the summation order depend on it, so results never depend on which thread ran a
  *   part.
  * - Parts are claimed, not assigned: the calling thread runs part 0, then takes any part no worker has claimed yet.
- *   Waking a sleeping worker took 45-300 us on the 2-vCPU VMs we measured (a futex wake of an idle vCPU goes
- *   through the hypervisor); a worker that arrives after the caller has taken every part costs nothing, where a
- *   fixed assignment made a 150 us call wait for it (2 threads ran 0.4-0.8x as fast as one).
+ *   An empty 2-thread call with a sleeping worker took 167 us on average (44 us at best) on the 2-vCPU VM we
+ *   measured: a futex wake of an idle vCPU goes through the hypervisor. A worker that arrives after the caller has
+ *   taken every part costs nothing, where a fixed assignment made a 150 us call wait for it (2 threads ran
+ *   0.42-0.96x as fast as one on 10 of 16 convolutions).
  * - Workers, and the caller waiting for them, spin for SPIN_NS before they sleep on a condition variable, so that
  *   back-to-back calls (the layers of a network) find them awake, as OpenMP's runtimes do for the same reason.
  * - The caller's MXCSR (SimdSetFastMode's flush-to-zero and denormals-are-zero bits) travels with the job: each
