@@ -138,20 +138,28 @@ def test_depthwise_layouts_give_identical_bits(bundled):
                                               err_msg=f"{isa} c{c} h{h} w{w} stride {stride} pad {pad}")
 
 
+@pytest.mark.parametrize("height, width, in_place", [
+    (37, 150, True),  # a plane of 22,200 bytes: the 16 planes spread over the L1 sets, read in place
+    (32, 64, False),  # 8 KiB planes: all in one L1 set, so the source is transposed to NHWC first
+], ids=["planes", "nhwc-copy"])
 @pytest.mark.parametrize("kernel, stride, dilation, pad", [
     (3, 1, 2, (2, 2, 2, 2)), (3, 2, 1, (1, 0, 2, 1)), (5, 2, 2, (4, 3, 0, 2)), (2, 3, 1, (0, 0, 0, 0)),
     ((1, 3), (2, 1), 1, (3, 1, 0, 1)),
 ])
-def test_nchw_nhwc_direct_matches_nhwc_bit_for_bit(bundled, kernel, stride, dilation, pad):
-    """NCHW NhwcDirect runs the NHWC kernel between two transposes, which copy exactly: on wide images, a batch of
-    two, strides, dilations and uneven pads, NCHW equals NHWC bit for bit."""
+def test_nchw_nhwc_direct_matches_nhwc_bit_for_bit(bundled, kernel, stride, dilation, pad, height, width, in_place):
+    """NCHW NhwcDirect runs the NHWC kernel on the channel planes (the channel as the strided index) or, when the
+    planes alias in L1, on an NHWC copy, and transposes each output row, which copies exactly: on wide images, a
+    batch of two, strides, dilations and uneven pads, NCHW equals NHWC bit for bit. The scratch it asks for tells
+    which source it read: the NHWC output alone, or the source's copy too."""
     rng = np.random.default_rng(5)
-    x = rand(rng, 2, 16, 37, 150)
+    x = rand(rng, 2, 16, height, width)
     weight = rand(rng, 24, 16, *((kernel, kernel) if isinstance(kernel, int) else kernel))
     bias = rand(rng, 24)
     args = dict(stride=stride, dilation=dilation, pad=pad, activation="relu", library=bundled)
     conv = simdbind.Convolution32f(x.shape, 24, weight.shape[2:], weight=weight, bias=bias, **args)
     assert conv.info.endswith("NhwcDirect")
+    out_size = int(np.prod(conv.out_shape[1:]))
+    assert conv.external_buffer_size == out_size + (0 if in_place else 16 * height * width)
     nhwc = simdbind.conv2d(np.ascontiguousarray(x.transpose(0, 2, 3, 1)),
                            simdbind.convert_weight(weight, "nchw", "nhwc"), bias, layout="nhwc", **args)
     np.testing.assert_array_equal(conv.forward(x), nhwc.transpose(0, 3, 1, 2))

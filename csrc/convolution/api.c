@@ -8,8 +8,9 @@
  *   2. WinogradF4x4 / WinogradF2x2: 3x3, stride 1, dilation 1, group 1, enough channels and pixels for the
  *      transforms to pay (F4x4 from 16x16 outputs);
  *   3. Direct1x1: 1x1, stride 1, no padding (the source is the GEMM operand as it is);
- *   4. NhwcDirect: group 1, 16 to 32 input channels, 2 to 64 taps (the GEMM reads each tap's rows from an NHWC
- *      source instead of an im2row copy; NCHW calls transpose to NHWC and back);
+ *   4. NhwcDirect: group 1, 16 to 32 input channels, 2 to 64 taps (the GEMM reads each tap's rows from the
+ *      source instead of an im2row copy; NCHW: from the planes unless they alias in L1, else from an NHWC copy,
+ *      into NHWC output rows transposed into place);
  *   5. GemmNN: im2col (NCHW) / im2row (NHWC) + GEMM, every other geometry.
  * Info names it as "<isa>::<algorithm>".
  */
@@ -122,8 +123,10 @@ static size_t external_size(const conv_ctx * c)
         size_t nchw = p->srcF == SimdTensorFormatNchw ? p->srcH * p->srcW * p->srcC + p->dstH * p->dstW * p->dstC : 0;
         return (R + 2) * (R + 2) * T * (p->srcC + p->dstC) + nchw; /* see conv_winograd.dispatch.c */
     }
-    case CONV_ALGO_DIRECT_NHWC: /* NCHW: the NHWC copies of the source and of the output */
-        return p->srcF == SimdTensorFormatNchw ? p->srcC * p->srcH * p->srcW + p->dstC * p->dstH * p->dstW : 1;
+    case CONV_ALGO_DIRECT_NHWC: /* NCHW: the output in NHWC (and, unless read in place, the source) */
+        if (p->srcF != SimdTensorFormatNchw)
+            return 1;
+        return p->dstC * p->dstH * p->dstW + (conv_direct_in_place(p) ? 0 : p->srcC * p->srcH * p->srcW);
     default: return 1;
     }
 }

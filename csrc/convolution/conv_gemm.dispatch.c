@@ -7,8 +7,9 @@
  *         per group. The im2col is made in chunks of pixels, in the GEMM's compact panel layout, each multiplied at
  *         once (cache-hot, no packing pass of the GEMM's own).
  *   NHWC: im2row, buf[dy*dstW + dx][g][ky][kx][ci]; dst[dstHW][dstC] = buf[dstHW][K] x W[K][dstC] per group.
- * NhwcDirect (group 1, 16 to 32 channels): no im2row; the GEMM reads each tap's rows from an NHWC source (NCHW calls
- *         transpose to NHWC and back).
+ * NhwcDirect (group 1, 16 to 32 channels): no im2row; the GEMM reads each tap's rows from the source (NCHW: from
+ *         the planes, the channel the strided index, unless they alias in L1, then from an NHWC copy), into NHWC
+ *         output rows (NCHW: each transposed into place).
  * Direct1x1 (1x1, stride 1, pad 0): the source already is the GEMM operand, no unrolling.
  */
 #include "convolution/conv.h"
@@ -251,20 +252,24 @@ static void nhwc_chunks(void * arg, size_t begin, size_t end)
 }
 
 /* NhwcDirect (group 1, packed weights): no im2row. For a fixed tap (ky, kx), the operand rows of consecutive
-   output pixels of one row are the source pixels strideX apart, contiguous over the channels: a GEMM with
-   lda = strideX * srcC straight on the source. The taps' GEMMs add up into the output row (gemm32f_packed_taps),
-   over the interior columns at once and each border column alone, taps outside the image skipped. */
+   output pixels of one row are the source pixels strideX apart: a GEMM straight on the source, whose k (the input
+   channel) steps by 1 in NHWC and by a plane in NCHW. The taps' GEMMs add up into the output row
+   (gemm32f_packed_taps), over the interior columns at once and each border column alone, taps outside the image
+   skipped. An NCHW output row is made in NHWC in buf, then transposed into place while it is in L1. */
 typedef struct {
     const conv_ctx * c;
     const float * src;
     float * dst;
+    float * rows; /* NCHW: the NHWC output rows (dstH x dstW x dstC), else NULL */
+    int nhwc_src; /* NCHW: the source is an NHWC copy */
     size_t in0, in1; /* the interior columns */
 } direct_arg;
 
 /* Taps of output (dy, columns from dx on) for the pixels whose taps lie inside for every kx in [kx0, kx1):
-   taps[ky*kX + kx] points at the source pixel of the first column, NULL outside the image. */
-static void direct_taps(const SimdConvolutionParameters * p, const float * src, size_t dy, size_t dx, size_t kx0,
-    size_t kx1, const float ** taps)
+   taps[ky*kX + kx] points at channel 0 of the source pixel of the first column (pixels `pixel` floats apart),
+   NULL outside the image. */
+static void direct_taps(const SimdConvolutionParameters * p, const float * src, size_t pixel, size_t dy, size_t dx,
+    size_t kx0, size_t kx1, const float ** taps)
 {
     size_t ky0, ky1;
     conv_valid_range((ptrdiff_t)(dy * p->strideY) - (ptrdiff_t)p->padY, p->dilationY, p->srcH, p->kernelY, &ky0,
@@ -276,7 +281,7 @@ static void direct_taps(const SimdConvolutionParameters * p, const float * src, 
             if (ky >= ky0 && ky < ky1 && kx >= kx0 && kx < kx1) {
                 size_t sy = dy * p->strideY + ky * p->dilationY - p->padY;
                 size_t sx = dx * p->strideX + kx * p->dilationX - p->padX;
-                *t = src + (sy * p->srcW + sx) * p->srcC;
+                *t = src + (sy * p->srcW + sx) * pixel;
             }
         }
 }
@@ -286,15 +291,18 @@ static void nhwc_direct_rows(void * arg, size_t begin, size_t end)
     const direct_arg * a = (const direct_arg *)arg;
     const conv_ctx * c = a->c;
     const SimdConvolutionParameters * p = &c->p;
-    size_t T = p->kernelY * p->kernelX, C = p->srcC, D = p->dstC, lda = p->strideX * C;
+    size_t T = p->kernelY * p->kernelX, C = p->srcC, D = p->dstC, dstHW = p->dstH * p->dstW;
+    /* NHWC: pixels C floats apart, channels 1; NCHW planes: pixels 1 apart, channels a plane. */
+    int planes = a->rows && !a->nhwc_src;
+    size_t pixel = planes ? 1 : C, channel = planes ? p->srcH * p->srcW : 1, lda = p->strideX * pixel;
     const float * taps[CONV_DIRECT_TAPS];
     sb_epilogue e = conv_group_epilogue(c, 0, 0);
     for (size_t dy = begin; dy < end; ++dy) {
-        float * row = a->dst + dy * p->dstW * D;
+        float * row = (a->rows ? a->rows : a->dst) + dy * p->dstW * D;
         if (a->in1 > a->in0) {
-            direct_taps(p, a->src, dy, a->in0, 0, p->kernelX, taps);
-            SB_FN(gemm32f_packed_taps_serial)(a->in1 - a->in0, D, T, taps, lda, C, c->packed, row + a->in0 * D,
-                D, &e);
+            direct_taps(p, a->src, pixel, dy, a->in0, 0, p->kernelX, taps);
+            SB_FN(gemm32f_packed_taps_serial)(a->in1 - a->in0, D, T, taps, lda, channel, C, c->packed,
+                row + a->in0 * D, D, &e);
         }
         for (size_t dx = 0; dx < p->dstW; ++dx) { /* the border columns, one at a time */
             if (dx == a->in0)
@@ -304,9 +312,11 @@ static void nhwc_direct_rows(void * arg, size_t begin, size_t end)
             size_t kx0, kx1;
             conv_valid_range((ptrdiff_t)(dx * p->strideX) - (ptrdiff_t)p->padX, p->dilationX, p->srcW, p->kernelX,
                 &kx0, &kx1);
-            direct_taps(p, a->src, dy, dx, kx0, kx1, taps);
-            SB_FN(gemm32f_packed_taps_serial)(1, D, T, taps, lda, C, c->packed, row + dx * D, D, &e);
+            direct_taps(p, a->src, pixel, dy, dx, kx0, kx1, taps);
+            SB_FN(gemm32f_packed_taps_serial)(1, D, T, taps, lda, channel, C, c->packed, row + dx * D, D, &e);
         }
+        if (a->rows)
+            transpose_serial(row, p->dstW, D, a->dst + dy * p->dstW, dstHW);
     }
 }
 
@@ -333,27 +343,23 @@ void SB_FN(conv_forward_gemm)(const conv_ctx * c, const float * src, float * buf
     }
 }
 
-/* NhwcDirect (api.c chooses it; SetParams packed the weights, or Forward is not called). An NCHW call transposes its
-   source into buf, runs on that into an NHWC output in buf, and transposes that into dst. */
+/* NhwcDirect (api.c chooses it; SetParams packed the weights, or Forward is not called). An NCHW call reads its
+   source in place (conv_direct_in_place) or from an NHWC copy at the end of buf, and makes its output rows in buf. */
 void SB_FN(conv_forward_direct_nhwc)(const conv_ctx * c, const float * src, float * buf, float * dst)
 {
     const SimdConvolutionParameters * p = &c->p;
-    size_t srcHW = p->srcH * p->srcW, dstHW = p->dstH * p->dstW;
-    size_t srcSize = p->srcC * srcHW, dstSize = p->dstC * dstHW;
-    int nchw = p->srcF == SimdTensorFormatNchw;
-    direct_arg d = {c, NULL, NULL, 0, 0};
+    size_t srcHW = p->srcH * p->srcW, srcSize = p->srcC * srcHW, dstSize = p->dstC * p->dstH * p->dstW;
+    int nchw = p->srcF == SimdTensorFormatNchw, copy = nchw && !conv_direct_in_place(p);
+    direct_arg d = {c, NULL, NULL, nchw ? buf : NULL, copy, 0, 0};
     conv_inner_columns(p, &d.in0, &d.in1);
     for (size_t b = 0; b < c->batch; ++b) {
         d.src = src + b * srcSize;
         d.dst = dst + b * dstSize;
-        if (nchw) {
-            transpose(d.src, p->srcC, srcHW, buf);
-            d.src = buf;
-            d.dst = buf + srcSize;
+        if (copy) {
+            transpose(d.src, p->srcC, srcHW, buf + dstSize);
+            d.src = buf + dstSize;
         }
         sb_parallel_for(p->dstH, 1, nhwc_direct_rows, &d);
-        if (nchw)
-            transpose(d.dst, dstHW, p->dstC, dst + b * dstSize);
     }
 }
 

@@ -1,6 +1,6 @@
 /*
- * conv_transpose.h: [rows][cols] -> [cols][rows] for the algorithms that run NCHW calls through their NHWC code
- * (Winograd, NhwcDirect): channels x pixels to pixels x channels and back. Included by *.dispatch.c sources only
+ * conv_transpose.h: [rows][cols] -> [cols][rows] for the algorithms that run NCHW calls through their NHWC code:
+ * channels x pixels to pixels x channels and back (Winograd), or an NHWC output row into its NCHW place (NhwcDirect). Included by *.dispatch.c sources only
  * (per-ISA code).
  */
 #ifndef SB_CONV_TRANSPOSE_H
@@ -10,8 +10,8 @@
 
 typedef struct {
     const float * src; /* [rows][cols] */
-    float * dst;       /* [cols][rows] */
-    size_t rows, cols;
+    float * dst;       /* [cols][rows], rows ldd floats apart */
+    size_t rows, cols, ldd;
 } transpose_arg;
 
 /* Rows [begin, end) of dst (columns of src), in 8x8 blocks that keep both sides' cache lines in use; with SSE, each
@@ -32,26 +32,33 @@ static void transpose_part(void * arg, size_t begin, size_t end)
                         __m128 x0 = _mm_loadu_ps(s), x1 = _mm_loadu_ps(s + cols);
                         __m128 x2 = _mm_loadu_ps(s + 2 * cols), x3 = _mm_loadu_ps(s + 3 * cols);
                         _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
-                        float * d = a->dst + cq * rows + rq;
+                        float * d = a->dst + cq * a->ldd + rq;
                         _mm_storeu_ps(d, x0);
-                        _mm_storeu_ps(d + rows, x1);
-                        _mm_storeu_ps(d + 2 * rows, x2);
-                        _mm_storeu_ps(d + 3 * rows, x3);
+                        _mm_storeu_ps(d + a->ldd, x1);
+                        _mm_storeu_ps(d + 2 * a->ldd, x2);
+                        _mm_storeu_ps(d + 3 * a->ldd, x3);
                     }
                 continue;
             }
 #endif
             for (size_t c = c0; c < c0 + nc; ++c)
                 for (size_t r = r0; r < r0 + nr; ++r)
-                    a->dst[c * rows + r] = a->src[r * cols + c];
+                    a->dst[c * a->ldd + r] = a->src[r * cols + c];
         }
     }
 }
 
 static void transpose(const float * src, size_t rows, size_t cols, float * dst)
 {
-    transpose_arg a = {src, dst, rows, cols};
+    transpose_arg a = {src, dst, rows, cols, rows};
     sb_parallel_for(cols, 8, transpose_part, &a);
+}
+
+/* The same on the calling thread, into rows of dst ldd floats apart (a block of a larger matrix). */
+static inline void transpose_serial(const float * src, size_t rows, size_t cols, float * dst, size_t ldd)
+{
+    transpose_arg a = {src, dst, rows, cols, ldd};
+    transpose_part(&a, 0, cols);
 }
 
 #endif /* SB_CONV_TRANSPOSE_H */

@@ -36,12 +36,12 @@ void SB_FN(gemm32f_pack_b)(size_t N, size_t K, const float * B, size_t ldb, int 
 void SB_FN(gemm32f_packed)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * packed,
     float * C, size_t ldc, const sb_epilogue * epilogue);
 
-/* A sum of T GEMMs over one packed B (an implicit im2row, for the direct NHWC convolution), on the calling thread:
-   C[M][N] (ldc) = epilogue(sum over t of A_t[M][Kt] (lda) * rows [t*Kt, (t+1)*Kt) of packed B (K = T*Kt rows,
-   packed by gemm32f_pack_b)), A_t = taps[t]; a NULL tap is skipped (its rows of A are zeros). The sums run over the
-   taps in order, in registers. */
+/* A sum of T GEMMs over one packed B (an implicit im2row, for the direct convolution), on the calling thread:
+   C[M][N] (ldc) = epilogue(sum over t of A_t[M][Kt] * rows [t*Kt, (t+1)*Kt) of packed B (K = T*Kt rows, packed by
+   gemm32f_pack_b)), where (i, k) of A_t is taps[t][i * lda + k * ldk] (an NHWC source: ldk = 1; NCHW: ldk = the
+   plane size); a NULL tap is skipped (its rows of A are zeros). The sums run over the taps in order, in registers. */
 void SB_FN(gemm32f_packed_taps_serial)(size_t M, size_t N, size_t T, const float * const * taps, size_t lda,
-    size_t Kt, const float * packed, float * C, size_t ldc, const sb_epilogue * epilogue);
+    size_t ldk, size_t Kt, const float * packed, float * C, size_t ldc, const sb_epilogue * epilogue);
 
 /* B given as compact column panels, for callers that build B themselves (the NCHW convolution writes its im2col
    this way): with W = gemm32f_panel_width() (this ISA's), columns [p*W, p*W + w) of B, w = min(W, N - p*W), are
