@@ -12,8 +12,14 @@
  *   saturating:  pmaddubsw + vpdpwssd by ones                                     (AVX-512 VNNI)
  *   precise:     vpdpbusd                                                          (AVX-512 VNNI)
  *   precise:     2 x pmaddwd + 2 x paddd on operands already widened to int16     (without VNNI)
+ *
+ * It also times one read of the 8.2 MB of weights of the inner product's M = 1 case (N = 1000, K = 2048): a GEMV
+ * reads each weight once for one multiply-add, so that read is its floor on one thread, whatever the kernel, and
+ * the GFLOP/s it implies is the most any M = 1 kernel (ours, OpenBLAS's) can reach on this machine.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define STEPS 20000000L
@@ -87,6 +93,23 @@ TIMED(time_saturating_vnni, SATURATING_VNNI)
 TIMED(time_precise_vnni, PRECISE_VNNI)
 #endif
 
+#define GEMV_N 1000
+#define GEMV_K 2048
+#define GEMV_BYTES (GEMV_N * GEMV_K * 4)
+#define READ(i, A, T) "vaddps " M(i) ", " R(A) ", " R(A) "\n"
+
+/* Seconds to read GEMV_BYTES from w (a multiple of 8 vectors), each vector added into one of 8 accumulators. */
+static double time_read(const unsigned char * w)
+{
+    long n = GEMV_BYTES / (8 * BITS / 8);
+    double t = now();
+    __asm__ volatile(
+        EIGHT(CLEAR)
+        "1:\n" EIGHT(READ) "add $(8*" VL "), %%rax\n dec %%rcx\n jnz 1b\n"
+        : "+c"(n), "+a"(w) : : "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");
+    return now() - t;
+}
+
 typedef struct {
     const char * form;
     double (*timed)(void);
@@ -121,5 +144,20 @@ int main(void)
         double gops = 2.0 * (BITS / 8) * 8 * STEPS / forms[i].best * 1e-9; /* one multiply-add per byte */
         printf("%-46s %7.1f GOP/s  %.2fx fp32\n", forms[i].form, gops, gops / fp32);
     }
+    /* Ones, written: untouched pages of a fresh allocation all map the one zero page, which stays in L1. */
+    unsigned char * w = aligned_alloc(64, GEMV_BYTES);
+    if (w == NULL)
+        return 1;
+    for (size_t i = 0; i < GEMV_BYTES / 4; ++i)
+        memcpy(w + 4 * i, &(float){1.0f}, 4);
+    double read = 1e30;
+    for (int round = 0; round < 50; ++round) { /* from where the previous round left it: L3, where it fits */
+        double t = time_read(w);
+        if (t < read)
+            read = t;
+    }
+    printf("read the M = 1 weights (%.1f MB) once: %.1f us, %.1f GB/s: an M = 1 inner product at most %.1f GFLOP/s\n",
+        GEMV_BYTES * 1e-6, read * 1e6, GEMV_BYTES / read * 1e-9, 2.0 * GEMV_N * GEMV_K / read * 1e-9);
+    free(w);
     return 0;
 }
