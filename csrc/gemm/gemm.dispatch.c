@@ -87,10 +87,32 @@ SB_INLINE void kernel_finish(const int mr, vf c[MR][NV], float * C, size_t ldc, 
     /* Fused epilogue (the last K block): bias + Identity/Relu on the registers, in the order and with the formula
        of sb_epilogue_block (x = sum + bias, then Max(0, x)), so the result is the same, without a second pass. */
     const vf zero = vset1(0.0f);
+    /* Copies of fe's fields: stores into C may alias them (the vector type may alias anything), so fe->bias read
+       inside the loops was reloaded after every store. */
     const int relu = fe->activation == SimdConvolutionActivationRelu;
+    const float * const bias = fe->bias;
+    const int per_row = fe->bias_per_row;
     vf colb[NV];
     for (int v = 0; v < NV; ++v)
-        colb[v] = fe->bias && !fe->bias_per_row ? load_b(fe->bias + col0, v, nc, 0) : zero;
+        colb[v] = bias && !per_row ? load_b(bias + col0, v, nc, 0) : zero;
+    if (nc == NR && !accumulate) {
+        /* A whole tile, straight-line code: the accumulators stay in registers (the loop below, with its exits at
+           partial vectors, is not unrolled and goes through the stack). */
+#pragma GCC unroll 16
+        for (int i = 0; i < mr; ++i) {
+            const vf rowb = bias && per_row ? vset1(bias[row0 + (size_t)i]) : zero;
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; ++v) {
+                vf x = c[i][v];
+                if (bias)
+                    x += per_row ? rowb : colb[v];
+                if (relu)
+                    x = vmax(zero, x);
+                vstore(C + i * ldc + v * SB_W, x);
+            }
+        }
+        return;
+    }
     for (int i = 0; i < mr; ++i) {
         float * ci = C + i * ldc;
         for (int v = 0; v < NV; ++v) {
@@ -101,8 +123,8 @@ SB_INLINE void kernel_finish(const int mr, vf c[MR][NV], float * C, size_t ldc, 
             vf x = c[i][v];
             if (accumulate)
                 x += n >= SB_W ? vload(ci + lo) : vload_n(ci + lo, n);
-            if (fe->bias)
-                x += fe->bias_per_row ? vset1(fe->bias[row0 + (size_t)i]) : colb[v];
+            if (bias)
+                x += per_row ? vset1(bias[row0 + (size_t)i]) : colb[v];
             if (relu)
                 x = vmax(zero, x);
             if (n >= SB_W)
