@@ -155,6 +155,26 @@ def test_multithreaded_gemm_matches_single_thread(bundled):
     np.testing.assert_allclose(results[0], A.astype(np.float64) @ B, atol=1e-4)
 
 
+@pytest.mark.parametrize("M", [1, 6, 7, 64])
+def test_a_column_does_not_depend_on_how_many_there_are(bundled, M):
+    """Each output column is one chain of multiply-adds over K, however wide N is: the GEMM computes a last panel of
+    at most one vector with one vector of accumulators (not its zero padding as well), and the columns of N = 1..40
+    equal those of N = 64 bit for bit, at every ISA, with the bias and ReLU fused."""
+    rng = np.random.default_rng(12)
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            for K in (3, 24, 300, 1100):
+                A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+                B = rng.uniform(-1, 1, (K, 64)).astype(np.float32)
+                bias = rng.uniform(-1, 1, 64).astype(np.float32)
+                wide = simdbind.InnerProduct32f(M, 64, K, weight=B, bias=bias, activation="relu",
+                                                library=bundled).forward(A)
+                for N in (1, 5, 8, 9, 16, 17, 24, 31, 33, 40):
+                    narrow = simdbind.InnerProduct32f(M, N, K, weight=np.ascontiguousarray(B[:, :N]), bias=bias[:N],
+                                                      activation="relu", library=bundled).forward(A)
+                    np.testing.assert_array_equal(narrow, wide[:, :N], err_msg=f"{isa} K={K} N={N}")
+
+
 @pytest.mark.parametrize("args, kwargs, error, message", [
     ((0, 4, 3), {"weight": np.zeros((3, 4), np.float32)}, ArgumentError, "M: must be >= 1"),
     ((2, 4.0, 3), {"weight": np.zeros((3, 4), np.float32)}, ArgumentError, "N: must be an integer"),

@@ -75,12 +75,12 @@ SB_INLINE void store_c(float * c, vf x, size_t v, size_t nc, int accumulate)
 }
 
 /* C[mr][nc] (accumulate ? += : =) the accumulators c, then the fused epilogue fe if any. */
-SB_INLINE void kernel_finish(const int mr, vf c[MR][NV], float * C, size_t ldc, size_t nc, int accumulate,
-    const sb_epilogue * fe, size_t row0, size_t col0)
+SB_INLINE void kernel_finish(const int mr, const int nv, vf c[MR][NV], float * C, size_t ldc, size_t nc,
+    int accumulate, const sb_epilogue * fe, size_t row0, size_t col0)
 {
     if (fe == NULL) {
         for (int i = 0; i < mr; ++i)
-            for (int v = 0; v < NV; ++v)
+            for (int v = 0; v < nv; ++v)
                 store_c(C + i * ldc, c[i][v], v, nc, accumulate);
         return;
     }
@@ -93,16 +93,16 @@ SB_INLINE void kernel_finish(const int mr, vf c[MR][NV], float * C, size_t ldc, 
     const float * const bias = fe->bias;
     const int per_row = fe->bias_per_row;
     vf colb[NV];
-    for (int v = 0; v < NV; ++v)
+    for (int v = 0; v < nv; ++v)
         colb[v] = bias && !per_row ? load_b(bias + col0, v, nc, 0) : zero;
-    if (nc == NR && !accumulate) {
+    if (nc == (size_t)nv * SB_W && !accumulate) {
         /* A whole tile, straight-line code: the accumulators stay in registers (the loop below, with its exits at
            partial vectors, is not unrolled and goes through the stack). */
 #pragma GCC unroll 16
         for (int i = 0; i < mr; ++i) {
             const vf rowb = bias && per_row ? vset1(bias[row0 + (size_t)i]) : zero;
 #pragma GCC unroll 4
-            for (int v = 0; v < NV; ++v) {
+            for (int v = 0; v < nv; ++v) {
                 vf x = c[i][v];
                 if (bias)
                     x += per_row ? rowb : colb[v];
@@ -115,7 +115,7 @@ SB_INLINE void kernel_finish(const int mr, vf c[MR][NV], float * C, size_t ldc, 
     }
     for (int i = 0; i < mr; ++i) {
         float * ci = C + i * ldc;
-        for (int v = 0; v < NV; ++v) {
+        for (int v = 0; v < nv; ++v) {
             size_t lo = (size_t)v * SB_W;
             if (nc <= lo)
                 break;
@@ -136,28 +136,28 @@ SB_INLINE void kernel_finish(const int mr, vf c[MR][NV], float * C, size_t ldc, 
 }
 
 /* C[mr][nc] (accumulate ? += : =) A[mr][kc] * B[kc][nc], row k of B at B + k * bs. A is row-major (lda), or with
-   packed_a a panel of pack_a ((i, k) at A[k * MR + i]). mr, full and packed_a are constants after inlining, so the
-   accumulators live in registers. */
-SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, const int packed_a, const float * B,
-    size_t bs, float * C, size_t ldc, size_t nc, int accumulate, const int full, const sb_epilogue * fe, size_t row0,
-    size_t col0)
+   packed_a a panel of pack_a ((i, k) at A[k * MR + i]). Only the first nv vectors of columns are computed (nc <= nv *
+   SB_W). mr, nv, full and packed_a are constants after inlining, so the accumulators live in registers. */
+SB_INLINE void kernel(const int mr, const int nv, size_t kc, const float * A, size_t lda, const int packed_a,
+    const float * B, size_t bs, float * C, size_t ldc, size_t nc, int accumulate, const int full,
+    const sb_epilogue * fe, size_t row0, size_t col0)
 {
 #define A_AT(i, k) (packed_a ? A[(k) * MR + (i)] : A[(i) * lda + (k)])
     vf c[MR][NV];
     for (int i = 0; i < mr; ++i)
-        for (int v = 0; v < NV; ++v)
+        for (int v = 0; v < nv; ++v)
             c[i][v] = vset1(0.0f);
     if (mr == 1 && full) {
         /* One row: four accumulator sets over k mod 4, so that the FMA latency is hidden (GEMV). */
         vf d[3][NV];
         for (int u = 0; u < 3; ++u)
-            for (int v = 0; v < NV; ++v)
+            for (int v = 0; v < nv; ++v)
                 d[u][v] = vset1(0.0f);
         size_t k = 0;
         for (; k + 4 <= kc; k += 4) {
             vf a0 = vset1(A_AT(0, k)), a1 = vset1(A_AT(0, k + 1)), a2 = vset1(A_AT(0, k + 2)),
                a3 = vset1(A_AT(0, k + 3));
-            for (int v = 0; v < NV; ++v) {
+            for (int v = 0; v < nv; ++v) {
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
                 d[0][v] = vfmadd(a1, load_b(B + (k + 1) * bs, v, nc, full), d[0][v]);
                 d[1][v] = vfmadd(a2, load_b(B + (k + 2) * bs, v, nc, full), d[1][v]);
@@ -166,59 +166,68 @@ SB_INLINE void kernel(const int mr, size_t kc, const float * A, size_t lda, cons
         }
         for (; k < kc; ++k) {
             vf a0 = vset1(A_AT(0, k));
-            for (int v = 0; v < NV; ++v)
+            for (int v = 0; v < nv; ++v)
                 c[0][v] = vfmadd(a0, load_b(B + k * bs, v, nc, full), c[0][v]);
         }
-        for (int v = 0; v < NV; ++v)
+        for (int v = 0; v < nv; ++v)
             c[0][v] += (d[0][v] + d[1][v]) + d[2][v];
     } else {
         for (size_t k = 0; k < kc; ++k) {
             const float * b = B + k * bs;
             vf bv[NV];
-            for (int v = 0; v < NV; ++v)
+            for (int v = 0; v < nv; ++v)
                 bv[v] = load_b(b, v, nc, full);
             for (int i = 0; i < mr; ++i) {
                 vf a = vset1(A_AT(i, k));
-                for (int v = 0; v < NV; ++v)
+                for (int v = 0; v < nv; ++v)
                     c[i][v] = vfmadd(a, bv[v], c[i][v]);
             }
         }
     }
 #undef A_AT
-    kernel_finish(mr, c, C, ldc, nc, accumulate, fe, row0, col0);
+    kernel_finish(mr, nv, c, C, ldc, nc, accumulate, fe, row0, col0);
 }
 
 /* fe: an epilogue to apply on the registers (sb_epilogue_fusable), else NULL; (row0, col0): C's place in the
    output, for the bias. bs: the panel's row stride, NR for zero-padded panels (full) or nc for a compact last one. */
 /* kernel() for mr in 1 .. MR, each count its own inlined kernel (accumulators in registers). */
-SB_INLINE void kernel_rows(size_t mr, size_t kc, const float * A, size_t lda, const int packed_a, const float * B,
-    size_t bs, float * C, size_t ldc, size_t nc, int accumulate, const int full, const sb_epilogue * fe, size_t row0,
-    size_t col0)
+SB_INLINE void kernel_rows(size_t mr, const int nv, size_t kc, const float * A, size_t lda, const int packed_a,
+    const float * B, size_t bs, float * C, size_t ldc, size_t nc, int accumulate, const int full,
+    const sb_epilogue * fe, size_t row0, size_t col0)
 {
 #define SB_KCASE(m) \
-    case m: kernel(m, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
+    case m: kernel(m, nv, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
     switch (mr) {
     SB_MR_CASES(SB_KCASE)
-    default: kernel(MR, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
+    default: kernel(MR, nv, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
     }
 #undef SB_KCASE
 }
 
-/* lda == 0: A is a panel of pack_a. */
+/* lda == 0: A is a panel of pack_a. A panel of at most one vector of columns gets one vector of accumulators per
+   row, not NV: the NV - 1 others would be multiply-adds on its zero padding (at NR = 16 the 24 output channels of
+   MobileNet's 1x1 project were computed as 32; at NR = 32 the 144 of its expand, as 160). */
 static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
     size_t ldc, size_t nc, int accumulate, const sb_epilogue * fe, size_t row0, size_t col0)
 {
-    if (lda == 0) {
-        if (bs == NR) /* zero-padded panels: every column readable */
-            kernel_rows(mr, kc, A, 0, 1, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);
-        else
-            kernel_rows(mr, kc, A, 0, 1, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);
-    } else {
-        if (bs == NR)
-            kernel_rows(mr, kc, A, lda, 0, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);
-        else
-            kernel_rows(mr, kc, A, lda, 0, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);
+#define SB_PACKED(nv)                                                                                                \
+    if (lda == 0) {                                                                                                  \
+        if (bs == NR) /* zero-padded panels: every column readable */                                                \
+            kernel_rows(mr, nv, kc, A, 0, 1, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);                      \
+        else                                                                                                         \
+            kernel_rows(mr, nv, kc, A, 0, 1, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);                      \
+    } else {                                                                                                         \
+        if (bs == NR)                                                                                                \
+            kernel_rows(mr, nv, kc, A, lda, 0, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);                    \
+        else                                                                                                         \
+            kernel_rows(mr, nv, kc, A, lda, 0, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);                    \
     }
+    if (NV > 1 && nc <= SB_W) {
+        SB_PACKED(1)
+    } else {
+        SB_PACKED(NV)
+    }
+#undef SB_PACKED
 }
 
 /* Rows [0, rows) x columns [0, kc) of A (lda) as panels of MR rows, kc * MR floats apart: (i, k) of panel p at
@@ -263,7 +272,7 @@ SB_INLINE void kernel_taps(const int mr, size_t T, const float * const * taps, s
             }
         }
     }
-    kernel_finish(mr, c, C, ldc, nc, 0, fe, row0, col0);
+    kernel_finish(mr, NV, c, C, ldc, nc, 0, fe, row0, col0);
 }
 
 /* 1 if kernel() can apply the epilogue on its registers: no activation but Relu, or none (a bias only). */
