@@ -1,7 +1,7 @@
 /*
  * conv_transpose.h: [rows][cols] -> [cols][rows] for the algorithms that run NCHW calls through their NHWC code:
- * channels x pixels to pixels x channels and back (Winograd), or an NHWC output row into its NCHW place (NhwcDirect). Included by *.dispatch.c sources only
- * (per-ISA code).
+ * channels x pixels to pixels x channels and back (Winograd), or an NHWC output row into its NCHW place
+ * (NhwcDirect). Included by *.dispatch.c sources only (per-ISA code).
  */
 #ifndef SB_CONV_TRANSPOSE_H
 #define SB_CONV_TRANSPOSE_H
