@@ -28,8 +28,8 @@ def _info(args: argparse.Namespace) -> int:
 def _conformance(args: argparse.Namespace) -> int:
     import shlex
 
-    from conformance import report, runner
-    from conformance.implementations import implementations
+    from simdbind.conformance import report, runner
+    from simdbind.conformance.implementations import implementations
 
     if args.conformance_command == "diff":
         try:
@@ -281,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     if getattr(args, "seed", 0) is None:
-        from conformance.runner import DEFAULT_SEED
+        from simdbind.conformance.runner import DEFAULT_SEED
 
         args.seed = DEFAULT_SEED
     try:

@@ -9,7 +9,7 @@ chosen profile. The options mirror ``simdbind conformance``:
 
 (JUnit XML: pytest's own ``--junitxml``). A case the deviation catalogue lists for an implementation is an xfail
 whose reason is the catalogue id; when it passes, pytest reports XPASS. The hypothesis profile follows
-``--profile`` (see ``conformance/strategies.py``); its seed is printed in the header.
+``--profile`` (see ``simdbind/conformance/strategies.py``); its seed is printed in the header.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _seed(config: pytest.Config) -> int:
-    from conformance.runner import DEFAULT_SEED
+    from simdbind.conformance.runner import DEFAULT_SEED
 
     seed = config.getoption("--seed")
     return DEFAULT_SEED if seed is None else seed
@@ -51,7 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         from hypothesis import core
 
-        from conformance import strategies
+        from simdbind.conformance import strategies
     except ImportError:  # hypothesis is a test extra; without it the hypothesis tests are not collected anyway
         return
     profile = config.getoption("--profile")
@@ -73,7 +73,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
              + (f" impl={','.join(config.getoption('--impl'))}" if config.getoption("--impl") else "")]
     seed = getattr(config, "_hypothesis_seed", None)
     if seed is not None:
-        from conformance import strategies
+        from simdbind.conformance import strategies
 
         lines.append(f"hypothesis: profile={config.getoption('--profile')} seed={seed} (reproduce with "
                      f"--hypothesis-seed={seed}) database={strategies.database_path()}")
@@ -81,7 +81,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _implementations(config: pytest.Config) -> list:
-    from conformance.implementations import implementations
+    from simdbind.conformance.implementations import implementations
 
     cached = getattr(config, "_conformance_impls", None)
     if cached is None:
@@ -95,8 +95,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("conformance")
     if marker is None or "case" not in metafunc.fixturenames:
         return
-    from conformance import deviations
-    from conformance.runner import functions, select_cases
+    from simdbind.conformance import deviations
+    from simdbind.conformance.runner import functions, select_cases
 
     config = metafunc.config
     impls = _implementations(config)
@@ -159,8 +159,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if hasattr(config, "workerinput") or not _RESULTS or not _wanted_reports(config):
         return
-    from conformance import report
-    from conformance.runner import CaseResult, Run
+    from simdbind.conformance import report
+    from simdbind.conformance.runner import CaseResult, Run
 
     import time
 
@@ -179,7 +179,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     run = getattr(config, "_conformance_run", None)
     if run is None:
         return
-    from conformance import report
+    from simdbind.conformance import report
 
     terminalreporter.write_sep("-", "simdbind conformance")
     terminalreporter.write_line(f"conformance: {report.totals_line(run)}")

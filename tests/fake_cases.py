@@ -13,8 +13,8 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from conformance.model import Case, Function, register
-from conformance.tolerance import EXACT, Tolerance
+from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.tolerance import EXACT, Tolerance
 
 CRASH = "fake copy size5 crash"
 RAISE = "fake copy size6 raise"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import simdbind
-from conformance.reference.convolution import convolution as reference
+from simdbind.conformance.reference.convolution import convolution as reference
 from simdbind import ArgumentError, ContextClosedError, DTypeError, SimdBindError
 from simdbind.library import Library
 
@@ -511,8 +511,8 @@ def test_fuzz_any_geometry_gives_the_reference_or_a_typed_error(bundled, g, seed
 def test_conformance_tolerance_rejects_a_window_shifted_by_one_column():
     """The K-scaled tolerance must still see the smallest geometry mistake (an off-by-one pad) on the largest
     reductions of the ci profile, Winograd factor included."""
-    from conformance.cases.convolution import ACTIVATIONS, _geometry, tolerance
-    from conformance.tolerance import compare
+    from simdbind.conformance.cases.convolution import ACTIVATIONS, _geometry, tolerance
+    from simdbind.conformance.tolerance import compare
 
     rng = np.random.default_rng(5)
     for src_c in (8, 64):

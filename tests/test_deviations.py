@@ -1,5 +1,5 @@
 """The deviation catalogue: format checks, matching, known/xpass statuses, pytest xfail, and the package's own
-catalogue files (every family's conformance/deviations/<family>.json) against the registered cases."""
+catalogue files (every family's simdbind/conformance/deviations/<family>.json) against the registered cases."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import sys
 import pytest
 
 import tests.fake_cases  # noqa: F401  (registers fake_copy)
-from conformance import deviations, runner
-from conformance.implementations import implementations
-from conformance.model import REGISTRY
+from simdbind.conformance import deviations, runner
+from simdbind.conformance.implementations import implementations
+from simdbind.conformance.model import REGISTRY
 from tests.runner_doubles import Corrupting, Renamed
 
 ENTRY = {"id": "TEST-MAX-17", "function": "eltwise", "when": "op == 'max' and size == 17 and isa in ('base', 'avx2')",

@@ -102,7 +102,7 @@ import ml_dtypes  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from conformance.reference import elementwise as reference  # noqa: E402
+from simdbind.conformance.reference import elementwise as reference  # noqa: E402
 
 
 @pytest.fixture(params=["base", "sse41", "avx2", "avx512bw"])

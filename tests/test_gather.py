@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simdbind
-from conformance.reference.gather import gather_elements as reference
+from simdbind.conformance.reference.gather import gather_elements as reference
 from simdbind import ArgumentError, ContextClosedError, DTypeError
 
 

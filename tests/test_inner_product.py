@@ -318,8 +318,8 @@ def test_8i_rules(library, src, weight, kwargs, error, message):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from conformance.cases.inner_product import ACTIVATION_PARAMS, _float_tolerance  # noqa: E402
-from conformance.reference import inner_product as reference  # noqa: E402
+from simdbind.conformance.cases.inner_product import ACTIVATION_PARAMS, _float_tolerance  # noqa: E402
+from simdbind.conformance.reference import inner_product as reference  # noqa: E402
 
 
 @settings(max_examples=60, deadline=None)

@@ -13,8 +13,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conformance import deviations, report, runner
-from conformance.implementations import implementations
+from simdbind.conformance import deviations, report, runner
+from simdbind.conformance.implementations import implementations
 from tests.runner_doubles import Corrupting
 
 BROKEN = {"eltwise max n2 size17", "eltwise product n3 size12288"}

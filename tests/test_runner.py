@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 
 import tests.fake_cases as fake
-from conformance import adapters, deviations, runner
-from conformance import strategies as sbst
-from conformance.implementations import AdapterImplementation, implementations
-from conformance.model import GROUPS, PROFILES, REGISTRY
+from simdbind.conformance import adapters, deviations, runner
+from simdbind.conformance import strategies as sbst
+from simdbind.conformance.implementations import AdapterImplementation, implementations
+from simdbind.conformance.model import GROUPS, PROFILES, REGISTRY
 from tests.runner_doubles import Corrupting
 
 EMPTY = deviations.Catalogue()
@@ -272,7 +272,7 @@ def test_hypothesis_profile_follows_the_suite_profile_and_uses_the_repo_database
 
     from hypothesis import settings
 
-    from conformance import strategies
+    from simdbind.conformance import strategies
 
     assert settings.get_current_profile_name() == request.config.getoption("--profile")
     assert settings.default.print_blob
@@ -292,7 +292,7 @@ def test_strategies_draw_what_they_say(x, n, layout, y, q):
 
 # -- comparison figures ----------------------------------------------------------------------------------------
 def test_figures_leave_out_passing_cancellation_noise_but_never_a_failing_element():
-    from conformance.tolerance import EXACT, Tolerance, compare
+    from simdbind.conformance.tolerance import EXACT, Tolerance, compare
 
     expected = np.array([1.0, 1e-6, 0.5, np.nan, 3.0], np.float32)
     actual = expected.copy()
@@ -311,7 +311,7 @@ def test_figures_leave_out_passing_cancellation_noise_but_never_a_failing_elemen
 def test_an_infinity_matches_only_itself_under_a_relative_tolerance():
     # rel * |inf| is inf: without the finiteness rule, a clamped 2**127 passed for an expected +inf (found on
     # upstream's exp, whose catalogued clamp then showed as a catalogued case that 'passed').
-    from conformance.tolerance import Tolerance, compare
+    from simdbind.conformance.tolerance import Tolerance, compare
 
     expected = np.array([np.inf, -np.inf, 1.0, np.inf], np.float32)
     clamped = np.array([2.0 ** 127, -np.inf, 1.0, np.inf], np.float32)
@@ -333,7 +333,7 @@ def test_repeated_libraries_are_one_implementation_each():
 def test_inputs_reach_the_implementation_between_guard_zones_of_nan():
     # A kernel reading outside its inputs then sees NaN or all-ones integers; upstream's InnerProduct32f and
     # GemmNT convolution were caught this way (docs/upstream.md).
-    from conformance.runner import GUARD_BYTES, guarded
+    from simdbind.conformance.runner import GUARD_BYTES, guarded
 
     inputs = {"x": np.arange(6, dtype=np.float32).reshape(2, 3), "pair": [np.ones(3, np.int8), 7],
               "empty": np.zeros(0, np.float32)}

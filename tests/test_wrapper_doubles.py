@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import simdbind
-from conformance import runner
-from conformance.implementations import Implementation
+from simdbind.conformance import runner
+from simdbind.conformance.implementations import Implementation
 from tests.test_loader_doubles import CC, build
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build the test doubles")

@@ -39,9 +39,9 @@ with atheris.instrument_imports(include=["simdbind"]):
     import numpy as np
 
     import simdbind
-    from conformance.model import REGISTRY
-    from conformance.runner import guarded
-    from conformance.tolerance import compare
+    from simdbind.conformance.model import REGISTRY
+    from simdbind.conformance.runner import guarded
+    from simdbind.conformance.tolerance import compare
     from simdbind.errors import SimdBindError
 
 #: Case parameters that select how a case calls the library (a direct C call without the wrapper, a guard layout):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.runner import CaseResult, run_case
+from simdbind.conformance.runner import CaseResult, run_case
 
 _last: list[CaseResult] = []
 

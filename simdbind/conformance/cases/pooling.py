@@ -8,7 +8,7 @@ runs everything, `ci` a fixed sample of every grid, `smoke` a handful.
 Upstream-defect cases (``defect`` != ""): ``direct`` ones call the C function exactly as upstream's failing call
 does (no routing, pads >= kernel allowed), with guard zones after src and dst so that out-of-bounds writes are
 detected instead of corrupting the process; they pass on the bundled library and are catalogued in
-``conformance/deviations/pooling.json`` for upstream builds. Every such parameter set also has a routed case
+``simdbind/conformance/deviations/pooling.json`` for upstream builds. Every such parameter set also has a routed case
 through the public API, which must pass on every library.
 """
 
@@ -20,9 +20,9 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from conformance.model import Case, Function, register
-from conformance.reference import pooling as reference
-from conformance.tolerance import EXACT, Tolerance
+from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.reference import pooling as reference
+from simdbind.conformance.tolerance import EXACT, Tolerance
 from simdbind.errors import UpstreamDefectError
 
 ALL = ("ci", "full")

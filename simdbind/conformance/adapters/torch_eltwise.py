@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from conformance.adapters import Unsupported, adapter
+from simdbind.conformance.adapters import Unsupported, adapter
 
 
 @adapter("torch", "eltwise")

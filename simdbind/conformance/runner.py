@@ -22,11 +22,11 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from conformance import cases as _cases  # noqa: F401  (registers every function)
-from conformance import deviations as _deviations
-from conformance.adapters import Unsupported
-from conformance.model import REGISTRY, Case, Function
-from conformance.tolerance import compare
+from simdbind.conformance import cases as _cases  # noqa: F401  (registers every function)
+from simdbind.conformance import deviations as _deviations
+from simdbind.conformance.adapters import Unsupported
+from simdbind.conformance.model import REGISTRY, Case, Function
+from simdbind.conformance.tolerance import compare
 
 DEFAULT_SEED = 20261122
 STATUSES = ("pass", "fail", "error", "skip", "known", "xpass")
@@ -225,7 +225,7 @@ def run(implementations: Sequence[Any], function_names: Iterable[str] | None = N
         modules: Sequence[str] = ()) -> Run:
     """Run the selected cases. `workers` > 1 runs them in that many processes (spawned, so that torch and
     ONNX Runtime thread pools are never forked); the results, in the same order, are identical. `modules`: extra
-    modules that register functions (outside ``conformance.cases``), imported by each worker."""
+    modules that register functions (outside ``simdbind.conformance.cases``), imported by each worker."""
     start = time.perf_counter()
     catalogue = catalogue if catalogue is not None else _deviations.default()
     steps = plan(implementations, function_names, profile, pattern, descriptor)
@@ -264,7 +264,7 @@ def _worker_init(specs: list[tuple[str, ...]], seed: int, raw_catalogue: list[di
                  modules: tuple[str, ...] = ()) -> None:
     import importlib
 
-    from conformance.implementations import from_spec
+    from simdbind.conformance.implementations import from_spec
 
     for module in modules:
         importlib.import_module(module)

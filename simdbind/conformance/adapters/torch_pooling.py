@@ -24,7 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from conformance.adapters import Unsupported, adapter
+from simdbind.conformance.adapters import Unsupported, adapter
 
 
 def _to_nchw(x: np.ndarray, layout: str) -> tuple[torch.Tensor, bool]:

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from conformance.adapters import Unsupported, adapter
-from conformance.adapters.onnx_model import model, node, session
+from simdbind.conformance.adapters import Unsupported, adapter
+from simdbind.conformance.adapters.onnx_model import model, node, session
 
 
 def _build(op: str, count: int) -> bytes:

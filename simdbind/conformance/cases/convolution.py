@@ -25,10 +25,10 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from conformance.model import Case, Function, register
-from conformance.reference import activation as reference_activation
-from conformance.reference import convolution as reference
-from conformance.tolerance import Tolerance
+from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.reference import activation as reference_activation
+from simdbind.conformance.reference import convolution as reference
+from simdbind.conformance.tolerance import Tolerance
 
 ALL = ("smoke", "ci", "full")
 CI = ("ci", "full")

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from conformance.adapters import Unsupported, adapter
-from conformance.adapters.onnx_model import model, node, session
+from simdbind.conformance.adapters import Unsupported, adapter
+from simdbind.conformance.adapters.onnx_model import model, node, session
 
 
 def _pool(case: Any, op: str, x: np.ndarray, **extra: Any) -> np.ndarray:

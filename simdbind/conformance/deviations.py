@@ -1,4 +1,4 @@
-"""The catalogue of known deviations (data in ``conformance/deviations/<family>.json``; format in its README.md).
+"""The catalogue of known deviations (data in ``simdbind/conformance/deviations/<family>.json``; format in its README.md).
 
 A case that an entry matches (same function, ``when`` true for the case, the implementation among ``affects`` and
 its version within ``versions``) is reported as ``known`` (a known deviation, with the entry's id) when it fails,
@@ -219,7 +219,7 @@ class Catalogue:
 
 
 def load(directory: str | Path | None = None) -> Catalogue:
-    """Every ``*.json`` file of `directory` (default: ``conformance/deviations``), validated."""
+    """Every ``*.json`` file of `directory` (default: ``simdbind/conformance/deviations``), validated."""
     directory = Path(directory) if directory is not None else DIRECTORY
     catalogue = Catalogue()
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
@@ -257,8 +257,8 @@ def validate(catalogue: Catalogue, registry: dict[str, Any] | None = None) -> li
     no case of the ``full`` profile, an ``example`` that is not a case or that ``when`` does not match.
     Empty when the catalogue is sound. Every ISA name is tried for ``isa``."""
     if registry is None:
-        from conformance import cases as _cases  # noqa: F401
-        from conformance.model import REGISTRY as registry
+        from simdbind.conformance import cases as _cases  # noqa: F401
+        from simdbind.conformance.model import REGISTRY as registry
     problems = []
     for entry in catalogue.entries:
         function = registry.get(entry.function)

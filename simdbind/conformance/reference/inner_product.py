@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from conformance.reference.activation import activate
+from simdbind.conformance.reference.activation import activate
 
 
 def inner_product_32f(A: np.ndarray, B: np.ndarray, trans_b: bool, bias: np.ndarray | None, activation: str,

@@ -3,7 +3,7 @@
 * :class:`Implementation`: a Simd library at one ISA (the bundled library at each ISA it supports, or an external
   libSimd at whatever it dispatches to). Cases call it through ``Function.run(library, case, inputs)``.
 * :class:`AdapterImplementation`: another Python implementation of the same operations (PyTorch, ONNX Runtime),
-  called through the adapters of :mod:`conformance.adapters`. Their results go in the same matrix.
+  called through the adapters of :mod:`simdbind.conformance.adapters`. Their results go in the same matrix.
 
 Each implementation has a picklable :attr:`spec` from which :func:`from_spec` rebuilds it in a worker process.
 """
@@ -91,10 +91,10 @@ class Implementation:
 
 @dataclass
 class AdapterImplementation:
-    """Another implementation of the operations (see :mod:`conformance.adapters`)."""
+    """Another implementation of the operations (see :mod:`simdbind.conformance.adapters`)."""
 
     name: str  # "torch" or "onnxruntime"
-    adapters: Any  # conformance.adapters.AdapterSet
+    adapters: Any  # simdbind.conformance.adapters.AdapterSet
     isa: str = "-"
 
     @property
@@ -156,7 +156,7 @@ def implementations(libraries: list[str] | None = None, isa: str = "all", mode: 
     for); `isa`: "all" (every ISA the bundled library supports here) or one name (external libraries always run at
     their own); `impls`: adapter names ("torch", "onnxruntime"), added after the libraries.
     """
-    from conformance import adapters
+    from simdbind.conformance import adapters
 
     impls = list(impls or [])
     unknown = [name for name in impls if name not in adapters.ADAPTER_SETS]
@@ -195,6 +195,6 @@ def from_spec(spec: tuple[str, ...]) -> Implementation | AdapterImplementation:
         _, source, mode, isa, name = spec
         library = _load(source, mode if source == "bundled" else None)
         return Implementation(name, library, isa)
-    from conformance import adapters
+    from simdbind.conformance import adapters
 
     return AdapterImplementation(spec[1], adapters.get_set(spec[1]))

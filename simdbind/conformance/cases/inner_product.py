@@ -7,7 +7,7 @@ bias bounded by 1,
     rel = 8 * eps                                                     (eps = 2**-24, float32's unit roundoff)
 
 where ``L`` bounds the activation's slope (1 for identity, relu, restrict_range; max(1, |slope|) for leaky/prelu,
-...; :func:`conformance.reference.activation.lipschitz`) and ``P = max(1, |params|)``. The first term bounds the
+...; :func:`simdbind.conformance.reference.activation.lipschitz`) and ``P = max(1, |params|)``. The first term bounds the
 float32 rounding of a K-term sum accumulated in any blocked order (its RMS is about ``K * eps / 4`` for unit data,
 so the bound has a wide margin and still shrinks with K); the second covers the activation's own float32
 evaluation (polynomial exp/erf, a few ulp of values of magnitude up to ``sqrt(K)``).
@@ -21,10 +21,10 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from conformance.model import Case, Function, register
-from conformance.reference import inner_product as reference
-from conformance.reference.activation import either_side_of_the_jump, lipschitz
-from conformance.tolerance import EXACT, Tolerance
+from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.reference import inner_product as reference
+from simdbind.conformance.reference.activation import either_side_of_the_jump, lipschitz
+from simdbind.conformance.tolerance import EXACT, Tolerance
 
 EPS = 2.0 ** -24
 

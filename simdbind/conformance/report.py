@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from conformance.runner import STATUSES, CaseResult, Run
+from simdbind.conformance.runner import STATUSES, CaseResult, Run
 
 FORMAT = "simdbind-conformance/1"
 PACKAGES = ("simdbind", "numpy", "cffi", "hypothesis", "pytest", "ml_dtypes", "torch", "onnxruntime", "onnx")

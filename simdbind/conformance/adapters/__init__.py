@@ -6,11 +6,11 @@ from the same ``inputs`` dict ``Function.inputs`` made. It must not modify ``inp
 cannot express (a parameter it lacks, different NaN rules) raises :class:`Unsupported` with the reason; the case is
 then reported as skipped for that implementation, with that reason.
 
-Adding adapters for a family: create ``conformance/adapters/torch_<name>.py`` (or ``onnxruntime_<name>.py``);
+Adding adapters for a family: create ``simdbind/conformance/adapters/torch_<name>.py`` (or ``onnxruntime_<name>.py``);
 every such module is imported when that implementation is asked for (``--impl torch``), so it may import torch at
 the top. In it::
 
-    from conformance.adapters import Unsupported, adapter
+    from simdbind.conformance.adapters import Unsupported, adapter
 
     @adapter("torch", "pooling_max")
     def pooling_max(case, inputs):
@@ -20,7 +20,7 @@ the top. In it::
 
 ``adapter(..., tolerance=lambda case: Tolerance(...))`` replaces the function's tolerance for that adapter (only
 where the other library is documented to be less accurate). The registration may also live in the family's cases
-module, since importing this package does not import torch or onnxruntime. :mod:`conformance.adapters.onnx_model`
+module, since importing this package does not import torch or onnxruntime. :mod:`simdbind.conformance.adapters.onnx_model`
 builds and caches small ONNX models for the ``onnxruntime`` adapters.
 
 When torch (or onnxruntime) is not installed, the implementation stays in the report and every case is skipped

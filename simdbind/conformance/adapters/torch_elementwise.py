@@ -23,7 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from conformance.adapters import Unsupported, adapter
+from simdbind.conformance.adapters import Unsupported, adapter
 
 _UNARY = {"abs": torch.abs, "ceil": torch.ceil, "floor": torch.floor, "neg": torch.neg, "exp": torch.exp,
           "log": torch.log, "erf": torch.erf, "tanh": torch.tanh, "sin": torch.sin, "cos": torch.cos,
@@ -37,8 +37,8 @@ def _edge(case: Any) -> None:
 
 
 def _unary_tolerance(case: Any) -> Any:
-    from conformance.model import REGISTRY
-    from conformance.tolerance import Tolerance
+    from simdbind.conformance.model import REGISTRY
+    from simdbind.conformance.tolerance import Tolerance
 
     if case.params["op"] == "sqrt":
         return Tolerance(max_ulp=1, why="torch's CPU float32 sqrt is not correctly rounded (1 ulp)")

@@ -9,9 +9,9 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from conformance.model import Case, Function, register
-from conformance.reference import gather as reference
-from conformance.tolerance import Tolerance
+from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.reference import gather as reference
+from simdbind.conformance.tolerance import Tolerance
 
 DATA_TYPES = ("float32", "uint8", "bf16")
 INDEX_TYPES = ("int32", "int64")

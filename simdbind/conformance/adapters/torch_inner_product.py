@@ -15,8 +15,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from conformance.adapters import Unsupported, adapter
-from conformance.adapters.activation_torch import activate
+from simdbind.conformance.adapters import Unsupported, adapter
+from simdbind.conformance.adapters.activation_torch import activate
 
 
 def _t(x: np.ndarray) -> torch.Tensor:

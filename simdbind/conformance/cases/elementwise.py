@@ -7,10 +7,10 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from conformance.adapters import Unsupported
-from conformance.model import Case, Function, register
-from conformance.reference import elementwise as reference
-from conformance.tolerance import EXACT, Tolerance
+from simdbind.conformance.adapters import Unsupported
+from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.reference import elementwise as reference
+from simdbind.conformance.tolerance import EXACT, Tolerance
 
 #: Sizes that cross every vector width (4, 8, 16 lanes) and tail, plus upstream's H*W sizes (spec 5.2).
 TAIL_SIZES = tuple(range(1, 68))

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from conformance.adapters import adapter
-from conformance.adapters.activation_torch import activate
+from simdbind.conformance.adapters import adapter
+from simdbind.conformance.adapters.activation_torch import activate
 
 
 def _groups(p: dict[str, Any]) -> int:

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from conformance.adapters import Unsupported, adapter
-from conformance.adapters.onnx_model import model, node, session
+from simdbind.conformance.adapters import Unsupported, adapter
+from simdbind.conformance.adapters.onnx_model import model, node, session
 
 _UNARY = {"abs": "Abs", "ceil": "Ceil", "floor": "Floor", "neg": "Neg", "exp": "Exp", "log": "Log", "erf": "Erf",
           "tanh": "Tanh", "sin": "Sin", "cos": "Cos", "sqrt": "Sqrt", "rcp": "Reciprocal", "round": "Round",

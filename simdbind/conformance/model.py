@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Iterable
 
 import numpy as np
 
-from conformance.tolerance import Tolerance
+from simdbind.conformance.tolerance import Tolerance
 
 PROFILES = ("smoke", "ci", "full")
 

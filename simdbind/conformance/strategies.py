@@ -12,7 +12,7 @@ Every profile stores examples in one fixed database, ``<repo>/.hypothesis/exampl
 Use in a test::
 
     from hypothesis import given
-    from conformance import strategies as sbst
+    from simdbind.conformance import strategies as sbst
 
     @given(x=sbst.float32_arrays(sbst.shapes(max_dims=2)), layout=sbst.layouts())
     def test_something(x, layout): ...
