@@ -143,4 +143,72 @@ def cases(quick: bool = False) -> list[dict[str, Any]]:
                     "note": f"simdbind.unary(x, {op!r}{'' if new else ', out=o'}) on 16 floats"}
 
         result += [unary_case("abs", np.abs), unary_case("abs", np.abs, new=True), unary_case("exp", np.exp)]
-    return result
+    return result + tiny_cases()
+
+
+def _tiny_case(name: str, call: Callable[[Any], Callable[[], Any]], peers: dict[str, Callable[[], Any]],
+               note: str) -> dict[str, Any]:
+    """A tiny-input call of a wrapper without a fast path: its cost is almost all argument checking."""
+    def simdbind_call(library: Any) -> Callable[[], Any]:
+        fn = call(library)
+        fn()  # a signature mismatch shows here, as this case's error
+        return fn
+
+    return {"name": f"overhead {name}", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
+            "simdbind": simdbind_call, "variants": {}, "peers": peers, "note": note}
+
+
+def tiny_cases() -> list[dict[str, Any]]:
+    """Pooling, softmax, gather, the inner products and the convolution forward on inputs of about 16 elements,
+    each beside the equivalent PyTorch call when torch is installed."""
+    rng = np.random.default_rng(18)
+    torch = torch_module()
+    img = rng.standard_normal((1, 4, 4, 4)).astype(np.float32)  # N, C, H, W
+    pooled = np.empty((1, 4, 2, 2), np.float32)
+    vec = rng.standard_normal((1, SIZE)).astype(np.float32)
+    vec_out = np.empty_like(vec)
+    data = rng.standard_normal((4, 4)).astype(np.float32)
+    index = rng.integers(0, 4, (4, 4)).astype(np.int64)
+    gathered = np.empty((4, 4), np.float32)
+    a = rng.standard_normal((1, SIZE)).astype(np.float32)
+    w = rng.standard_normal((4, SIZE)).astype(np.float32)
+    ip_out = np.empty((1, 4), np.float32)
+    su8 = rng.integers(0, 256, (1, SIZE)).astype(np.uint8)
+    wi8 = rng.integers(-128, 128, (4, SIZE)).astype(np.int8)
+    i8_out = np.empty((1, 4), np.int32)
+    cw = rng.standard_normal((4, 4, 1, 1)).astype(np.float32)
+    conv_out = np.empty((1, 4, 4, 4), np.float32)
+    peers: dict[str, dict[str, Callable[[], Any]]] = {k: {} for k in ("max", "avg", "softmax", "gather", "ip", "conv")}
+    if torch is not None:
+        functional = torch.nn.functional
+        t_img, t_vec, t_data, t_idx = (torch.from_numpy(v) for v in (img, vec, data, index))
+        t_a, t_w, t_cw = torch.from_numpy(a), torch.from_numpy(w), torch.from_numpy(cw)
+        peers["max"]["torch"] = lambda: functional.max_pool2d(t_img, 2, 2)
+        peers["avg"]["torch"] = lambda: functional.avg_pool2d(t_img, 2, 2)
+        peers["softmax"]["torch"] = lambda: torch.softmax(t_vec, dim=1)
+        peers["gather"]["torch"] = lambda: torch.gather(t_data, 1, t_idx)
+        peers["ip"]["torch"] = lambda: functional.linear(t_a, t_w)
+        peers["conv"]["torch"] = lambda: functional.conv2d(t_img, t_cw)
+    conv_context: dict[int, Any] = {}
+
+    def conv_forward(library: Any) -> Callable[[], Any]:
+        conv = simdbind.Convolution32f(img.shape, 4, 1, weight=cw, library=library)
+        conv_context[id(library)] = conv  # kept open for the whole run
+        return lambda: conv.forward(img, out=conv_out)
+
+    return [
+        _tiny_case("pooling_max 4x4x4 2x2/s2", lambda lib: (lambda: simdbind.pooling_max(
+            img, 2, stride=2, out=pooled, library=lib)), peers["max"], "pooling_max(x, 2, stride=2, out=o)"),
+        _tiny_case("pooling_average 4x4x4 2x2/s2", lambda lib: (lambda: simdbind.pooling_average(
+            img, 2, stride=2, exclude_pad=False, out=pooled, library=lib)), peers["avg"],
+            "pooling_average(x, 2, stride=2, exclude_pad=False, out=o)"),
+        _tiny_case("softmax 1x16", lambda lib: (lambda: simdbind.softmax(vec, axis=1, out=vec_out, library=lib)),
+                   peers["softmax"], "softmax(x, axis=1, out=o)"),
+        _tiny_case("gather_elements 4x4", lambda lib: (lambda: simdbind.gather_elements(
+            data, index, 1, out=gathered, library=lib)), peers["gather"], "gather_elements(d, i, 1, out=o)"),
+        _tiny_case("inner_product 1x16 -> 4", lambda lib: (lambda: simdbind.inner_product(
+            a, w, out=ip_out, library=lib)), peers["ip"], "inner_product(x, w, out=o)"),
+        _tiny_case("inner_product_8i 1x16 -> 4", lambda lib: (lambda: simdbind.inner_product_8i(
+            su8, wi8, "overflow", out=i8_out, library=lib)), {}, "inner_product_8i(s, w, 'overflow', out=o)"),
+        _tiny_case("Convolution32f.forward 4x4x4 1x1", conv_forward, peers["conv"], "conv.forward(x, out=o)"),
+    ]
