@@ -1,39 +1,112 @@
-"""Python enums of the C API, read from the cffi declarations (the header is their only source).
+"""Python enums of the C API. Member names are written out so that type checkers see them; every value is read
+from the cffi declarations (the header is the only source of the numbers).
 
-Member names are the C names without the common prefix, in snake case: ``SimdSynetEltwiseOperationSum`` becomes
-``EltwiseOperation.SUM`` and is accepted as the string ``"sum"`` wherever an operation is asked for.
+``SimdSynetEltwiseOperationSum`` is ``EltwiseOperation.SUM``, accepted as the string ``"sum"`` (any case)
+wherever an operation is asked for. ``SimdTensorData32f`` is ``TensorData.FLOAT32`` (NumPy's dtype names).
 """
 
 from __future__ import annotations
 
+import difflib
 import enum
-import re
+from typing import TypeVar
 
 from simdbind._abi import ffi as _ffi
 
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
-
-
-def _from_header(enum_name: str, c_type: str, prefix: str, *, skip: tuple[str, ...] = ()) -> type[enum.IntEnum]:
-    members = {
-        _snake(name[len(prefix):]).upper(): value
-        for name, value in sorted(_ffi.typeof(c_type).relements.items(), key=lambda item: item[1])
-        if name.startswith(prefix) and name[len(prefix):] not in skip
-    }
-    return enum.IntEnum(enum_name, members)
+__all__ = ["EltwiseOperation", "UnaryOperation", "Activation", "TensorFormat", "TensorData", "parse_enum",
+           "did_you_mean"]
 
 
-EltwiseOperation = _from_header("EltwiseOperation", "SimdSynetEltwiseOperationType", "SimdSynetEltwiseOperation")
-UnaryOperation = _from_header("UnaryOperation", "SimdSynetUnaryOperation32fType", "SimdSynetUnaryOperation32f")
-Activation = _from_header("Activation", "SimdConvolutionActivationType", "SimdConvolutionActivation")
-TensorFormat = _from_header("TensorFormat", "SimdTensorFormatType", "SimdTensorFormat", skip=("Unknown",))
-TensorData = _from_header("TensorData", "SimdTensorDataType", "SimdTensorData", skip=("Unknown",))
+def _c(name: str) -> int:
+    """The value of the C enumerator `name`."""
+    return int(_ffi.integer_const(name))
 
 
-def parse_enum(kind: type[enum.IntEnum], value: object, argument: str) -> enum.IntEnum:
-    """`value` as a member of `kind`: a member, its value, or its name in any case ("sum", "SUM")."""
+class EltwiseOperation(enum.IntEnum):
+    """``SimdSynetEltwiseOperationType``."""
+    PRODUCT = _c("SimdSynetEltwiseOperationProduct")
+    SUM = _c("SimdSynetEltwiseOperationSum")
+    MAX = _c("SimdSynetEltwiseOperationMax")
+    MIN = _c("SimdSynetEltwiseOperationMin")
+
+
+class UnaryOperation(enum.IntEnum):
+    """``SimdSynetUnaryOperation32fType``."""
+    ABS = _c("SimdSynetUnaryOperation32fAbs")
+    CEIL = _c("SimdSynetUnaryOperation32fCeil")
+    COS = _c("SimdSynetUnaryOperation32fCos")
+    ERF = _c("SimdSynetUnaryOperation32fErf")
+    EXP = _c("SimdSynetUnaryOperation32fExp")
+    FLOOR = _c("SimdSynetUnaryOperation32fFloor")
+    LOG = _c("SimdSynetUnaryOperation32fLog")
+    NEG = _c("SimdSynetUnaryOperation32fNeg")
+    NOT = _c("SimdSynetUnaryOperation32fNot")
+    RCP = _c("SimdSynetUnaryOperation32fRcp")
+    ROUND = _c("SimdSynetUnaryOperation32fRound")
+    RSQRT = _c("SimdSynetUnaryOperation32fRsqrt")
+    SIGN = _c("SimdSynetUnaryOperation32fSign")
+    SIN = _c("SimdSynetUnaryOperation32fSin")
+    SQRT = _c("SimdSynetUnaryOperation32fSqrt")
+    TANH = _c("SimdSynetUnaryOperation32fTanh")
+    ZERO = _c("SimdSynetUnaryOperation32fZero")
+
+
+class Activation(enum.IntEnum):
+    """``SimdConvolutionActivationType``."""
+    IDENTITY = _c("SimdConvolutionActivationIdentity")
+    RELU = _c("SimdConvolutionActivationRelu")
+    LEAKY_RELU = _c("SimdConvolutionActivationLeakyRelu")
+    RESTRICT_RANGE = _c("SimdConvolutionActivationRestrictRange")
+    PRELU = _c("SimdConvolutionActivationPrelu")
+    ELU = _c("SimdConvolutionActivationElu")
+    HSWISH = _c("SimdConvolutionActivationHswish")
+    MISH = _c("SimdConvolutionActivationMish")
+    HARD_SIGMOID = _c("SimdConvolutionActivationHardSigmoid")
+    SWISH = _c("SimdConvolutionActivationSwish")
+    GELU = _c("SimdConvolutionActivationGelu")
+
+
+class TensorFormat(enum.IntEnum):
+    """``SimdTensorFormatType`` without ``Unknown``: the ``layout`` of every function (also ``"nchw"``/``"nhwc"``)."""
+    NCHW = _c("SimdTensorFormatNchw")
+    NHWC = _c("SimdTensorFormatNhwc")
+
+
+class TensorData(enum.IntEnum):
+    """``SimdTensorDataType`` without ``Unknown``."""
+    FLOAT32 = _c("SimdTensorData32f")
+    INT32 = _c("SimdTensorData32i")
+    INT8 = _c("SimdTensorData8i")
+    UINT8 = _c("SimdTensorData8u")
+    INT64 = _c("SimdTensorData64i")
+    UINT64 = _c("SimdTensorData64u")
+    BOOL = _c("SimdTensorDataBool")
+    BFLOAT16 = _c("SimdTensorData16b")
+    FLOAT16 = _c("SimdTensorData16f")
+
+
+#: The C enum type and enumerator prefix of each class (the test that the classes cover the header reads it).
+C_TYPES: dict[type[enum.IntEnum], tuple[str, str]] = {
+    EltwiseOperation: ("SimdSynetEltwiseOperationType", "SimdSynetEltwiseOperation"),
+    UnaryOperation: ("SimdSynetUnaryOperation32fType", "SimdSynetUnaryOperation32f"),
+    Activation: ("SimdConvolutionActivationType", "SimdConvolutionActivation"),
+    TensorFormat: ("SimdTensorFormatType", "SimdTensorFormat"),
+    TensorData: ("SimdTensorDataType", "SimdTensorData"),
+}
+
+E = TypeVar("E", bound=enum.IntEnum)
+
+
+def did_you_mean(value: object, choices: list[str]) -> str:
+    """`` (did you mean 'x'?)`` when `value` is a string close to one of `choices`, else ``""``."""
+    if not isinstance(value, str):
+        return ""
+    close = difflib.get_close_matches(value.strip().lower(), choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def parse_enum(kind: type[E], value: object, argument: str) -> E:
+    """`value` as a member of `kind`: a member, its value (an int, not a bool), or its name in any case."""
     from simdbind.errors import ArgumentError
 
     if isinstance(value, kind):
@@ -47,5 +120,6 @@ def parse_enum(kind: type[enum.IntEnum], value: object, argument: str) -> enum.I
             return kind(value)
         except ValueError:
             pass
-    names = ", ".join(repr(name.lower()) for name in kind.__members__)
-    raise ArgumentError(f"{argument}: must be one of {names}, got {value!r}")
+    names = [name.lower() for name in kind.__members__]
+    listed = ", ".join(repr(name) for name in names)
+    raise ArgumentError(f"{argument}: must be one of {listed}, got {value!r}{did_you_mean(value, names)}")

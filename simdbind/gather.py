@@ -23,7 +23,7 @@ from simdbind.library import Library, default_library
 
 __all__ = ["GatherElements", "gather_elements"]
 
-_INDEX_TYPES = {np.dtype(np.int32): TensorData["32I"], np.dtype(np.int64): TensorData["64I"]}
+_INDEX_TYPES = {np.dtype(np.int32): TensorData.INT32, np.dtype(np.int64): TensorData.INT64}
 
 
 def _data_kind(dtype: Any, name: str) -> tuple[str, TensorData]:
@@ -32,15 +32,15 @@ def _data_kind(dtype: Any, name: str) -> tuple[str, TensorData]:
         dtype = np.dtype(dtype)
     except TypeError:
         if isinstance(dtype, str) and dtype.lower() in ("bf16", "bfloat16"):
-            return "bf16", TensorData["16B"]
+            return "bf16", TensorData.BFLOAT16
         raise DTypeError(f"{name}: must be float32, uint8 or bf16 (ml_dtypes.bfloat16 or uint16), "
                          f"got {dtype!r}") from None
     if dtype == np.float32:
-        return "float32", TensorData["32F"]
+        return "float32", TensorData.FLOAT32
     if dtype == np.uint8:
-        return "uint8", TensorData["8U"]
+        return "uint8", TensorData.UINT8
     if dtype == np.uint16 or (dtype.name == "bfloat16" and dtype.itemsize == 2):
-        return "bf16", TensorData["16B"]
+        return "bf16", TensorData.BFLOAT16
     raise DTypeError(f"{name}: must be float32, uint8 or bf16 (ml_dtypes.bfloat16 or uint16), got {dtype}")
 
 
