@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from simdbind._checks import F32, _fastcall, bindings, fast_address, fast_key, input_array, output_array, size_arg
+from simdbind._routes import lrn_route
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError
 from simdbind import library as _library_module
@@ -320,18 +321,6 @@ def _split_image(shape: tuple[int, ...], layout: str, name: str) -> tuple[int, i
     return batch, image[2], image[0] * image[1]
 
 
-def _upstream_nhwc_lrn_is_wrong(channels: int, half: int) -> bool:
-    """Whether upstream's NHWC LRN (v7.0.160 - v7.1.162) gets these channels wrong.
-
-    With fewer than ``2*half + 1`` channels its window reads neighbouring pixels (spec 3.3). With ``half == 2`` the
-    SSE4.1, AVX2 and AVX-512BW kernels (vectors of F = 4, 8, 16 floats, taken from ``F + 2`` channels on) finish a
-    pixel with a vector ending at ``channels - 2``; for ``channels == F + 3`` it starts at channel 1, whose window
-    then includes the float before the pixel (the previous pixel's last channel, or memory before ``src``).
-    Found against an AVX-512 build; catalogued as ``lrn-nhwc-half2-channel1-window``.
-    """
-    return channels < 2 * half + 1 or (half == 2 and channels in (7, 11, 19))
-
-
 def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None = None, *,
         library: Library | None = None) -> np.ndarray:
     """Local response normalization across channels (``SimdSynetLrnLayerCrossChannels``).
@@ -355,9 +344,9 @@ def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None 
         Optional float32 output of x's shape; must not overlap `x` (the computation is not in-place safe).
     library
         The Simd library to call. Upstream builds compute NHWC wrongly when ``channels < 2*half + 1`` (spec 3.3),
-        and, with ``half == 2``, for 7, 11 and 19 channels (see :func:`_upstream_nhwc_lrn_is_wrong`); for such
-        calls on a library other than the bundled one, simdbind computes through NCHW instead (transposing in
-        NumPy), which upstream gets right.
+        and, with ``half == 2``, for 7, 11 and 19 channels (:func:`simdbind._routes.upstream_lrn_is_wrong`); for
+        such calls on the upstream versions that the catalogue names, simdbind computes through NCHW instead
+        (transposing in NumPy), which upstream gets right.
     """
     layout = _layout(layout)
     array = input_array(x, "x", np.float32)
@@ -373,13 +362,12 @@ def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None 
     # A window of channels - 1 already covers every channel, so clamping changes no result; it keeps huge values
     # within size_t, and upstream's NCHW code reads past the channels when half > channels (spec 6.4).
     half = min(half, channels - 1)
-    if library.kind != "bundled":
-        if layout == "nhwc" and _upstream_nhwc_lrn_is_wrong(channels, half):
-            image = array if array.ndim == 4 else array[None]
-            nchw = np.ascontiguousarray(image.transpose(0, 3, 1, 2))
-            result = lrn(nchw, half, coefficients, "nchw", library=library)
-            out[...] = result.transpose(0, 2, 3, 1).reshape(array.shape)
-            return out
+    if lrn_route(library, layout, channels, half):
+        image = array if array.ndim == 4 else array[None]
+        nchw = np.ascontiguousarray(image.transpose(0, 3, 1, 2))
+        result = lrn(nchw, half, coefficients, "nchw", library=library)
+        out[...] = result.transpose(0, 2, 3, 1).reshape(array.shape)
+        return out
     ffi = library.ffi
     function = library.function("SimdSynetLrnLayerCrossChannels")
     src = ffi.from_buffer("float[]", array)

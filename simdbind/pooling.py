@@ -18,13 +18,13 @@ directly.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from simdbind._checks import output_array, size_arg, yx_pair
+from simdbind._routes import max32f_route, upstream_max32f_route  # noqa: F401 (tests import the latter here)
 from simdbind.enums import TensorFormat, parse_enum
 from simdbind.errors import ArgumentError, DTypeError
 from simdbind.library import Library, default_library
@@ -271,40 +271,11 @@ def _call_max32f(library: Library, src: Any, c: int, ac: _Axis, ay: _Axis, ax: _
         ac.pad, ay.pad, ax.pad, dst, ac.out, ay.out, ax.out, fmt)
 
 
-def upstream_max32f_route(c: int, ac: _Axis, ay: _Axis, ax: _Axis, fmt: int) -> tuple[str, int]:
-    """How a Max32f call on an upstream build avoids the defects of spec 3.12.3.
-
-    Returns ``("direct", c)``, ``("pad_channels", padded_c)`` (NHWC: zero-pad channels to `padded_c`) or
-    ``("via_nhwc", 0)`` (NCHW: transpose, pool in NHWC, transpose back). Only the 2D path has these defects.
-    The SIMD width F of the upstream build is assumed to be the smallest (4) or largest (16) that makes a
-    condition true, so the route is safe whatever ISA upstream dispatches to.
-    """
-    two_d = ac.kernel == 1 and ac.stride == 1 and ac.pad == 0 and ac.out == ac.size
-    if not two_d:
-        return "direct", c
-    k, s, p = (ay.kernel, ax.kernel), (ay.stride, ax.stride), (ay.pad, ax.pad)
-    if fmt == _NHWC:
-        padded = c
-        if c < 8:  # defect 1: SSE4.1 (F=4) and AVX2 (F=8) write nothing for srcC < F
-            padded = 16
-        if k == (2, 2) and s == (1, 1) and p == (0, 0) and ay.out == ay.size - 1 and ax.out == ax.size - 1 \
-                and (padded * ax.out) % 16:
-            # defect 2: the AVX-512 Solid2x2 kernel skips the last (srcC*dstW % 16) outputs of each row
-            step = 16 // math.gcd(ax.out, 16)
-            padded = -(-padded // step) * step
-        return ("pad_channels", padded) if padded != c else ("direct", c)
-    # defect 3: the NCHW special kernels (3x3/s1, 2x2/s2, 3x3/s2) ignore the pads and the output size and write
-    # past dst. Predicting exactly when upstream takes them proved unreliable (a sweep of small shapes against
-    # v7.1.162 still corrupted the heap with a geometry-based predicate), so every 2D NCHW call goes through NHWC,
-    # which has the same per-channel scan order and so the same bits.
-    return "via_nhwc", 0
-
-
 def _max32f(library: Library, x: np.ndarray, result: np.ndarray, n: int, ac: _Axis, ay: _Axis, ax: _Axis,
             fmt: int) -> None:
     ffi = library.ffi
     c = ac.size
-    route, padded = ("direct", c) if library.kind == "bundled" else upstream_max32f_route(c, ac, ay, ax, fmt)
+    route, padded = max32f_route(library, c, ac, ay, ax, fmt)
     if route == "direct":
         src, dst = ffi.from_buffer("float[]", x), ffi.from_buffer("float[]", result, require_writable=True)
         in_step, out_step = c * ay.size * ax.size, ac.out * ay.out * ax.out

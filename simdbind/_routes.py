@@ -1,0 +1,182 @@
+"""Every way simdbind calls around a defect of upstream Simd builds, in one place.
+
+A route is named after the catalogue entry that describes its defect (``simdbind/conformance/deviations/<family>.json``,
+by id). It is taken for a library when the library is not the bundled one (which has none of these defects) and the
+library's ``SimdVersion`` lies in the entry's ``versions``: the range is written once, in that data, and read here as
+data (never by importing the conformance suite's Python). A version that cannot be read is routed (the safe side).
+
+The wrappers ask :meth:`Route.taken` (or the helpers below) and never look at the library's kind themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simdbind._versions import VersionRange
+
+__all__ = ["Route", "ROUTES", "taken_among", "serialises_context_calls", "behind_zeros", "max32f_route", "upstream_max32f_route",
+           "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b"]
+
+_BUNDLED = "bundled"
+
+
+@functools.cache
+def catalogue_versions(family: str) -> dict[str, VersionRange]:
+    """Entry id -> versions, from the catalogue file of `family` (package data)."""
+    text = importlib.resources.files("simdbind").joinpath("conformance", "deviations", f"{family}.json").read_text()
+    return {entry["id"]: VersionRange.parse(entry["versions"]) for entry in json.loads(text)}
+
+
+@functools.cache
+def _taken(family: str, entry: str, kind: str, version: str) -> bool:
+    if kind == _BUNDLED:
+        return False
+    try:
+        versions = catalogue_versions(family)[entry]
+    except KeyError:
+        raise LookupError(f"route {entry!r}: no such entry in the catalogue file {family}.json") from None
+    return versions.contains(version)
+
+
+@dataclass(frozen=True)
+class Route:
+    """A way around the upstream defect that catalogue entry `entry` of `family`.json describes."""
+
+    entry: str
+    family: str
+    what: str  # what the route does instead of the direct call
+
+    def taken(self, library: Any) -> bool:
+        """Whether calls on `library` take this route (cached per library kind and version)."""
+        return _taken(self.family, self.entry, library.kind, getattr(library, "version", ""))
+
+
+def taken_among(library: Any, routes: tuple[Route, ...]) -> frozenset[Route]:
+    """The routes of `routes` that calls on `library` take (one cached lookup: per-call wrappers use it)."""
+    return _taken_among(routes, library.kind, getattr(library, "version", ""))
+
+
+@functools.cache
+def _taken_among(routes: tuple[Route, ...], kind: str, version: str) -> frozenset[Route]:
+    return frozenset(r for r in routes if _taken(r.family, r.entry, kind, version))
+
+
+# -- the routes --------------------------------------------------------------------------------------------------
+MAX32F_NHWC_SMALL_CHANNELS = Route("max32f-nhwc-small-channels-no-op", "pooling",
+                                   "NHWC channels zero-padded to 16 (pooling is per channel)")
+MAX32F_SOLID2X2_TAIL = Route("max32f-avx512-solid2x2-tail", "pooling",
+                             "NHWC channels zero-padded until srcC * dstW is a multiple of 16")
+MAX32F_NCHW_SPECIAL_KERNELS = Route("max32f-nchw-special-kernels", "pooling",
+                                    "2D NCHW computed in NHWC (same scan order per channel, same bits)")
+LRN_NHWC_SMALL_CHANNELS = Route("lrn-nhwc-small-channels", "elementwise", "NHWC computed through NCHW")
+LRN_NHWC_HALF2_WINDOW = Route("lrn-nhwc-half2-channel1-window", "elementwise", "NHWC computed through NCHW")
+IP32F_GEMM_READS_C = Route("ip32f-base-gemm-reads-c", "inner_product", "the output zeroed before Forward")
+IP32F_TRANSB_READS_BEFORE_B = Route("ip32f-transb-reads-before-b", "inner_product",
+                                    "B handed over behind B_GUARD zero floats")
+CONV32F_GEMM_READS_DST = Route("CONV32F-BASE-GEMM-READS-DST", "convolution", "the output zeroed before Forward")
+
+ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS, LRN_NHWC_SMALL_CHANNELS,
+          LRN_NHWC_HALF2_WINDOW, IP32F_GEMM_READS_C, IP32F_TRANSB_READS_BEFORE_B, CONV32F_GEMM_READS_DST)
+
+
+# -- library properties that are not defects ----------------------------------------------------------------------
+def serialises_context_calls(library: Any) -> bool:
+    """Whether calls on one convolution context must not overlap: upstream's Forward and Info write into the
+    context (spec 6, item 9); the bundled library's Forward only reads it when it is given a scratch buffer."""
+    return library.kind != _BUNDLED
+
+
+# -- helpers of the routes ----------------------------------------------------------------------------------------
+def behind_zeros(array: np.ndarray, floats: int) -> np.ndarray:
+    """`array`'s float32 values in a new C-contiguous array preceded by `floats` zeros (read as zero, never NaN)."""
+    storage = np.zeros(array.size + floats, np.float32)
+    copy = storage[floats:].reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+#: Floats before a transposed non-constant B that upstream may read (see :func:`upstream_reads_before_b`).
+B_GUARD = 4
+
+
+def upstream_reads_before_b(M: int, K: int, trans_b: bool) -> bool:
+    """Whether upstream's Forward reads up to 3 floats before a non-constant B (v7.1.162, SSE4.1/AVX2 objects).
+
+    Swept with NaN placed before B: transB, M >= 2 (M = 1 takes the spec 3.8.4 path), every N, and K in
+    {1, 2, 3, 5, 6, 7} among K = 1..69, where it reads the 4 - K % 4 floats before B.
+    """
+    return trans_b and M >= 2 and K < 8 and K % 4 != 0
+
+
+_LRN_ROUTES = (LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW)
+
+
+def upstream_lrn_is_wrong(channels: int, half: int, routes: frozenset[Route] = frozenset(_LRN_ROUTES)) -> bool:
+    """Whether upstream's NHWC LRN gets these channels wrong, for the defects in `routes`.
+
+    With fewer than ``2*half + 1`` channels its window reads neighbouring pixels (spec 3.3). With ``half == 2`` the
+    SSE4.1, AVX2 and AVX-512BW kernels (vectors of F = 4, 8, 16 floats, taken from ``F + 2`` channels on) finish a
+    pixel with a vector ending at ``channels - 2``; for ``channels == F + 3`` it starts at channel 1, whose window
+    then includes the float before the pixel (the previous pixel's last channel, or memory before ``src``).
+    """
+    return ((LRN_NHWC_SMALL_CHANNELS in routes and channels < 2 * half + 1)
+            or (LRN_NHWC_HALF2_WINDOW in routes and half == 2 and channels in (7, 11, 19)))
+
+
+def lrn_route(library: Any, layout: str, channels: int, half: int) -> bool:
+    """Whether an LRN call on `library` must go through NCHW."""
+    if layout != "nhwc":
+        return False
+    taken = taken_among(library, _LRN_ROUTES)
+    return bool(taken) and upstream_lrn_is_wrong(channels, half, taken)
+
+
+_NCHW, _NHWC = 0, 1  # SimdTensorFormatType values
+
+
+_MAX32F_ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS)
+
+
+def upstream_max32f_route(c: int, ac: Any, ay: Any, ax: Any, fmt: int,
+                          routes: frozenset[Route] = frozenset(_MAX32F_ROUTES)) -> tuple[str, int]:
+    """How a Max32f call avoids the defects in `routes` (spec 3.12.3); `ac`, `ay`, `ax` are pooling's axes.
+
+    Returns ``("direct", c)``, ``("pad_channels", padded_c)`` (NHWC: zero-pad channels to `padded_c`) or
+    ``("via_nhwc", 0)`` (NCHW: transpose, pool in NHWC, transpose back). Only the 2D path has these defects.
+    The SIMD width F of the upstream build is assumed to be the smallest (4) or largest (16) that makes a
+    condition true, so the route is safe whatever ISA upstream dispatches to.
+    """
+    two_d = ac.kernel == 1 and ac.stride == 1 and ac.pad == 0 and ac.out == ac.size
+    if not two_d:
+        return "direct", c
+    k, s, p = (ay.kernel, ax.kernel), (ay.stride, ax.stride), (ay.pad, ax.pad)
+    if fmt == _NHWC:
+        padded = c
+        if MAX32F_NHWC_SMALL_CHANNELS in routes and c < 8:  # SSE4.1 (F=4) and AVX2 (F=8) write nothing below F
+            padded = 16
+        if MAX32F_SOLID2X2_TAIL in routes and k == (2, 2) and s == (1, 1) and p == (0, 0) \
+                and ay.out == ay.size - 1 and ax.out == ax.size - 1 and (padded * ax.out) % 16:
+            # the AVX-512 Solid2x2 kernel skips the last (srcC*dstW % 16) outputs of each row
+            step = 16 // math.gcd(ax.out, 16)
+            padded = -(-padded // step) * step
+        return ("pad_channels", padded) if padded != c else ("direct", c)
+    if MAX32F_NCHW_SPECIAL_KERNELS in routes:
+        # The NCHW special kernels (3x3/s1, 2x2/s2, 3x3/s2) ignore the pads and the output size and write past
+        # dst. Predicting exactly when upstream takes them proved unreliable (a sweep of small shapes against
+        # v7.1.162 still corrupted the heap with a geometry-based predicate), so every 2D NCHW call goes through
+        # NHWC, which has the same per-channel scan order and so the same bits.
+        return "via_nhwc", 0
+    return "direct", c
+
+
+def max32f_route(library: Any, c: int, ac: Any, ay: Any, ax: Any, fmt: int) -> tuple[str, int]:
+    """:func:`upstream_max32f_route` for the defects that `library` has (none for the bundled library)."""
+    taken = taken_among(library, _MAX32F_ROUTES)
+    return upstream_max32f_route(c, ac, ay, ax, fmt, taken) if taken else ("direct", c)
