@@ -17,8 +17,8 @@ class Corrupting:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def execute(self, function: Any, case: Any, inputs: dict[str, Any]) -> Any:
-        out = self.inner.execute(function, case, inputs)
+    def run(self, function: str, case: Any, inputs: dict[str, Any]) -> Any:
+        out = self.inner.run(function, case, inputs)
         if case.descriptor in self.descriptors:
             out = np.array(out, copy=True)
             flat = out.reshape(-1)

@@ -1,30 +1,45 @@
-"""Implementations under test.
+"""The implementations under test, and how they are selected by name.
 
-* :class:`Implementation`: a Simd library at one ISA (the bundled library at each ISA it supports, or an external
-  libSimd at whatever it dispatches to). Cases call it through ``Function.run(library, case, inputs)``.
-* :class:`AdapterImplementation`: another Python implementation of the same operations (PyTorch, ONNX Runtime),
-  called through the adapters of :mod:`simdbind.conformance.adapters`. Their results go in the same matrix.
+* :class:`LibraryImplementation`: a Simd library at one ISA (the bundled library at each ISA it supports, or an
+  external libSimd at whatever it dispatches to), an implementation of :mod:`simdbind.conformance.api`'s protocol
+  that calls ``Function.run(library, case, inputs)``.
+* :class:`Selected`: any other implementation (a :class:`~simdbind.conformance.api.PythonImplementation`, or any
+  object with the protocol's methods), with the selector that named it.
 
-Each implementation has a picklable :attr:`spec` from which :func:`from_spec` rebuilds it in a worker process.
+A selector (``--impl``) is ``package.module:object`` (the object is an implementation, or a callable returning one
+or a list of them), or the name of an entry point of the group :data:`ENTRY_POINT_GROUP` (the built-in peers are
+registered there too). Every implementation has a picklable :attr:`spec` from which :func:`from_spec` rebuilds it
+in a worker process, and a :meth:`repro_args` that selects it again on the command line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
+import shlex
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import simdbind
+from simdbind.conformance.api import REQUIRED, PythonImplementation
+from simdbind.conformance.names import did_you_mean
 from simdbind.library import Library
 
-#: Implementation kinds. "bundled" and "external" are libraries; the others are adapters.
+#: The entry-point group where installed packages register implementations (``--impl NAME``).
+ENTRY_POINT_GROUP = "simdbind.conformance.implementations"
+
+#: Kinds of the library implementations; a selected implementation's kind is its name.
 LIBRARY_KINDS = ("bundled", "external")
-ADAPTER_KINDS = ("torch", "onnxruntime")
+
+
+class SelectionError(simdbind.ArgumentError):
+    """An ``--impl`` selector that does not name an importable implementation."""
 
 
 @dataclass
-class Implementation:
+class LibraryImplementation:
     """A library at one ISA."""
 
     name: str  # e.g. "bundled-avx2", "bundled-abi-sse41", "external-avx512bw"
@@ -54,33 +69,29 @@ class Implementation:
         else:
             yield self.library
 
-    def has(self, symbols: tuple[str, ...]) -> str | None:
-        """None if every symbol is present, else the first missing one."""
-        for symbol in symbols:
-            if not self.library.has(symbol):
-                return symbol
-        return None
+    def unsupported(self, function: str, case: Any) -> str | None:
+        """The first C symbol the function needs that this library lacks, as a skip reason. Cached per function."""
+        if function not in self._unavailable:
+            from simdbind.conformance.model import REGISTRY
 
-    def unavailable(self, function: Any) -> str | None:
-        """Why `function` cannot run here (a skip reason), or None. Cached per function."""
-        name = function.name
-        if name not in self._unavailable:
-            missing = self.has(tuple(function.symbols))
-            self._unavailable[name] = f"{missing} is not provided by this library" if missing else None
-        return self._unavailable[name]
+            missing = next((s for s in REGISTRY[function].symbols if not self.library.has(s)), None)
+            self._unavailable[function] = f"{missing} is not provided by this library" if missing else None
+        return self._unavailable[function]
 
-    def execute(self, function: Any, case: Any, inputs: dict[str, Any]) -> Any:
+    def run(self, function: str, case: Any, inputs: dict[str, Any]) -> Any:
+        from simdbind.conformance.model import REGISTRY
+
         with self.active() as library:
-            return function.run(library, case, inputs)
+            return REGISTRY[function].run(library, case, inputs)
 
-    def tolerance(self, function: Any, case: Any) -> Any:
-        return function.tolerance(case)
+    def tolerance(self, function: str, case: Any) -> None:
+        return None  # the function's own
 
     def repro_args(self) -> str:
         if self.library.kind == "bundled":
             mode = " --mode abi" if self.library.mode == "abi" else ""
             return f"--library bundled{mode} --isa {self.isa}"
-        return f"--library {_quote(self.library.path)}"
+        return f"--library {shlex.quote(self.library.path)}"
 
     def describe(self) -> dict[str, Any]:
         d = self.library.describe()
@@ -89,53 +100,147 @@ class Implementation:
                 "capabilities": d["capabilities"]}
 
 
-@dataclass
-class AdapterImplementation:
-    """Another implementation of the operations (see :mod:`simdbind.conformance.adapters`)."""
+#: The library implementation under the name it had before implementations became a protocol.
+Implementation = LibraryImplementation
 
-    name: str  # "torch" or "onnxruntime"
-    adapters: Any  # simdbind.conformance.adapters.AdapterSet
-    isa: str = "-"
+
+class Selected:
+    """An implementation of the public protocol, with the selector that names it (None: given as an object)."""
+
+    isa = "-"
+    library = None
+
+    def __init__(self, implementation: Any, selector: str | None = None) -> None:
+        self.implementation = implementation
+        self.name: str = implementation.name
+        self.selector = selector or _selector_of(implementation)
+
+    def __repr__(self) -> str:
+        return f"Selected({self.implementation!r}, {self.selector!r})"
 
     @property
     def kind(self) -> str:
         return self.name
 
     @property
-    def library(self) -> None:
-        return None
-
-    @property
     def version(self) -> str:
-        return self.adapters.version()
+        return self._described().get("version", "")
 
     @property
     def spec(self) -> tuple[str, ...]:
-        return ("adapter", self.name)
+        return ("impl", self.selector, self.name)
 
-    def unavailable(self, function: Any) -> str | None:
-        return self.adapters.unavailable(function.name)
+    def unsupported(self, function: str, case: Any) -> str | None:
+        return self.implementation.unsupported(function, case)
 
-    def execute(self, function: Any, case: Any, inputs: dict[str, Any]) -> Any:
-        return self.adapters.get(function.name).fn(case, inputs)
+    def run(self, function: str, case: Any, inputs: dict[str, Any]) -> Any:
+        return self.implementation.run(function, case, inputs)
 
-    def tolerance(self, function: Any, case: Any) -> Any:
-        adapter = self.adapters.get(function.name)
-        return adapter.tolerance(case) if adapter.tolerance else function.tolerance(case)
+    def tolerance(self, function: str, case: Any) -> Any:
+        rule = getattr(self.implementation, "tolerance", None)
+        return rule(function, case) if rule is not None else None
 
     def repro_args(self) -> str:
-        return f"--impl {self.name}"
+        return f"--impl {shlex.quote(self.selector)}"
+
+    def _described(self) -> dict[str, Any]:
+        describe = getattr(self.implementation, "describe", None)
+        return dict(describe()) if describe is not None else {}
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "path": self.adapters.location(), "mode": "adapter",
-                "version": self.version, "isa": self.isa, "packages": self.adapters.package_versions(),
-                "available": self.adapters.reason or "yes"}
+        d = self._described()
+        return {"name": self.name, "kind": self.kind, "path": d.get("location", ""), "mode": "python",
+                "version": d.get("version", ""), "isa": self.isa, "selector": self.selector,
+                "available": d.get("available", "yes")}
 
 
-def _quote(text: str) -> str:
-    import shlex
+def _selector_of(implementation: Any) -> str:
+    """``module:attribute`` where `implementation` is a module-level object, else its name (an entry point)."""
+    module_name = getattr(implementation, "module", None) or type(implementation).__module__
+    module = sys.modules.get(module_name)
+    for attribute, value in vars(module).items() if module else ():
+        if value is implementation:
+            return f"{module_name}:{attribute}"
+    return implementation.name
 
-    return shlex.quote(text)
+
+def as_subject(implementation: Any) -> Any:
+    """`implementation` with what the runner needs beyond the protocol (kind, isa, version, spec, repro_args)."""
+    if hasattr(implementation, "repro_args"):
+        return implementation
+    return Selected(implementation, None)
+
+
+# -- selection by name ----------------------------------------------------------------------------------------
+def entry_point_names() -> list[str]:
+    from importlib.metadata import entry_points
+
+    return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def _entry_point(name: str) -> Any:
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+    if not found:
+        known = entry_point_names()
+        raise SelectionError(f"--impl {name}: no implementation of that name is installed{did_you_mean(name, known)}"
+                             f"; installed: {', '.join(known) or 'none'}; or give package.module:object")
+    try:
+        return found[0].load()
+    except Exception as error:
+        raise SelectionError(f"--impl {name}: entry point {found[0].value} does not import: "
+                             f"{type(error).__name__}: {error}") from None
+
+
+def _import_object(selector: str) -> Any:
+    module_name, _, path = selector.partition(":")
+    if not module_name or not path:
+        raise SelectionError(f"--impl {selector}: must be package.module:object or an installed name")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # module:object names a module of the current directory too
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as error:
+        raise SelectionError(f"--impl {selector}: module {module_name} does not import: "
+                             f"{type(error).__name__}: {error}") from None
+    for attribute in path.split("."):
+        if not hasattr(target, attribute):
+            known = [n for n in vars(target) if not n.startswith("_")] if hasattr(target, "__dict__") else []
+            raise SelectionError(f"--impl {selector}: {module_name} has no {path}{did_you_mean(attribute, known)}")
+        target = getattr(target, attribute)
+    return target
+
+
+def _is_implementation(value: Any) -> bool:
+    return isinstance(getattr(value, "name", None), str) and all(callable(getattr(value, m, None)) for m in REQUIRED)
+
+
+def resolve(selector: str) -> list[Any]:
+    """The implementations `selector` names, checked: each has the protocol's name and methods, and a
+    :class:`PythonImplementation`'s required packages import."""
+    if not isinstance(selector, str) or not selector.strip():
+        raise SelectionError(f"--impl: must name an implementation, got {selector!r}")
+    value = _import_object(selector) if ":" in selector else _entry_point(selector)
+    if not _is_implementation(value) and callable(value):
+        try:
+            value = value()
+        except Exception as error:
+            raise SelectionError(f"--impl {selector}: calling it raised {type(error).__name__}: {error}") from None
+    found = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not found:
+        raise SelectionError(f"--impl {selector}: returned no implementation")
+    for item in found:
+        if not _is_implementation(item):
+            raise SelectionError(f"--impl {selector}: {type(item).__name__} is not an implementation (needs a "
+                                 f"'name' and the methods {', '.join(REQUIRED)}; see simdbind.conformance.api)")
+        reason = item.missing() if isinstance(item, PythonImplementation) else None
+        if reason:
+            raise SelectionError(f"--impl {selector}: {reason}")
+    names = [item.name for item in found]
+    if len(set(names)) != len(names):
+        raise SelectionError(f"--impl {selector}: two implementations named {names}")
+    return found
 
 
 _loaded: dict[tuple[str, str], Library] = {}
@@ -149,23 +254,17 @@ def _load(spec: str, mode: str | None) -> Library:
 
 
 def implementations(libraries: list[str] | None = None, isa: str = "all", mode: str | None = None,
-                    impls: list[str] | None = None) -> list[Implementation | AdapterImplementation]:
+                    impls: list[str] | None = None) -> list[Any]:
     """The implementations under test.
 
-    `libraries`: "bundled" or paths (default: bundled, plus $SIMD_LIBRARY if set, unless only adapters are asked
+    `libraries`: "bundled" or paths (default: bundled, plus $SIMD_LIBRARY if set, unless only `impls` are asked
     for); `isa`: "all" (every ISA the bundled library supports here) or one name (external libraries always run at
-    their own); `impls`: adapter names ("torch", "onnxruntime"), added after the libraries.
+    their own); `impls`: selectors (see :func:`resolve`), added after the libraries.
     """
-    from simdbind.conformance import adapters
-
-    impls = list(impls or [])
-    unknown = [name for name in impls if name not in adapters.ADAPTER_SETS]
-    if unknown:
-        raise simdbind.ArgumentError(f"--impl: must be one of {', '.join(adapters.ADAPTER_SETS)}, "
-                                     f"got {', '.join(unknown)}")
+    impls = list(dict.fromkeys(impls or []))
     if not libraries and not impls:
         libraries = ["bundled"] + ([os.environ["SIMD_LIBRARY"]] if os.environ.get("SIMD_LIBRARY") else [])
-    result: list[Implementation | AdapterImplementation] = []
+    result: list[Any] = []
     libraries = list(dict.fromkeys(libraries or []))
     externals = 0
     for spec in libraries:
@@ -174,27 +273,31 @@ def implementations(libraries: list[str] | None = None, isa: str = "all", mode: 
             names = library.isas_supported if isa == "all" else (isa,)
             for name in names:
                 if name not in library.isas_supported:
-                    raise simdbind.IsaError(f"--isa: {name} is not supported here "
-                                            f"(supported: {', '.join(library.isas_supported)})")
+                    raise simdbind.IsaError(f"--isa: {name} is not supported here{did_you_mean(name, library.isas_supported)}"
+                                            f" (supported: {', '.join(library.isas_supported)})")
                 prefix = "bundled" if library.mode == "api" else "bundled-abi"
-                result.append(Implementation(f"{prefix}-{name}", library, name))
+                result.append(LibraryImplementation(f"{prefix}-{name}", library, name))
         else:
             # Several external libraries get numbered names (external1-avx2, external2-avx2), in --library order.
             several = sum(1 for other in libraries if other != "bundled") > 1
             externals += 1
             prefix = f"external{externals}" if several else "external"
-            result.append(Implementation(f"{prefix}-{library.isa}", library, library.isa))
-    for name in dict.fromkeys(impls):
-        result.append(AdapterImplementation(name, adapters.get_set(name)))
+            result.append(LibraryImplementation(f"{prefix}-{library.isa}", library, library.isa))
+    taken = {impl.name for impl in result}
+    for selector in impls:
+        for item in resolve(selector):
+            if item.name in taken:
+                raise SelectionError(f"--impl {selector}: the name {item.name!r} is already taken")
+            taken.add(item.name)
+            result.append(Selected(item, selector))
     return result
 
 
-def from_spec(spec: tuple[str, ...]) -> Implementation | AdapterImplementation:
+def from_spec(spec: tuple[str, ...]) -> Any:
     """Rebuild an implementation from its :attr:`spec` (in a worker process)."""
     if spec[0] == "library":
         _, source, mode, isa, name = spec
         library = _load(source, mode if source == "bundled" else None)
-        return Implementation(name, library, isa)
-    from simdbind.conformance import adapters
-
-    return AdapterImplementation(spec[1], adapters.get_set(spec[1]))
+        return LibraryImplementation(name, library, isa)
+    _, selector, name = spec
+    return Selected(next(item for item in resolve(selector) if item.name == name), selector)

@@ -24,8 +24,9 @@ import numpy as np
 
 from simdbind.conformance import cases as _cases  # noqa: F401  (registers every function)
 from simdbind.conformance import deviations as _deviations
-from simdbind.conformance.adapters import Unsupported
-from simdbind.conformance.model import REGISTRY, Case, Function
+from simdbind.conformance.api import Unsupported
+from simdbind.conformance.implementations import as_subject
+from simdbind.conformance.model import REGISTRY, Case, DescriptorError, Function
 from simdbind.conformance.tolerance import compare
 
 DEFAULT_SEED = 20261122
@@ -69,9 +70,11 @@ def _matches(case: Case, patterns: Sequence[str]) -> bool:
 def select_cases(function: Function, profile: str, pattern: str | Sequence[str] | None = None,
                  descriptor: str | None = None) -> list[Case]:
     """The function's cases in `profile`, filtered by glob(s) over "function dtype layout descriptor" (all must
-    match). With `descriptor`, the one case of that exact descriptor whatever the profile (a repro)."""
+    match). With `descriptor`, the one case of that exact descriptor whatever the profile (a repro), or none when
+    it names another function's case."""
     if descriptor is not None:
-        return [c for c in function.cases() if c.descriptor == descriptor]
+        found = find_case(function, descriptor)
+        return [found] if found is not None else []
     chosen = [c for c in function.cases() if profile in c.profiles]
     patterns = [pattern] if isinstance(pattern, str) else [p for p in (pattern or ()) if p]
     if patterns:
@@ -79,12 +82,37 @@ def select_cases(function: Function, profile: str, pattern: str | Sequence[str] 
     return chosen
 
 
+def find_case(function: Function, descriptor: str) -> Case | None:
+    """The case of `function` that `descriptor` names (the one place a descriptor is looked up): a grid case, or
+    one that no grid lists (found by explore) built from the descriptor alone; None if it names neither."""
+    found = next((c for c in function.cases() if c.descriptor == descriptor), None)
+    if found is None and descriptor.split(" ", 1)[0] == function.name:
+        try:
+            return function.parse(descriptor)
+        except DescriptorError:
+            return None
+    return found
+
+
+def check_descriptor(descriptor: str, chosen: Sequence[Function]) -> None:
+    """KeyError naming the closest descriptor when `descriptor` names no case of the `chosen` functions."""
+    if any(find_case(fn, descriptor) is not None for fn in chosen):
+        return
+    from simdbind.conformance.names import did_you_mean
+
+    known = [c.descriptor for fn in chosen for c in fn.cases()]
+    raise KeyError(f"--case: no case is named {descriptor!r}{did_you_mean(descriptor, known)}")
+
+
 def functions(names: Iterable[str] | None = None) -> list[Function]:
     if not names:
         return list(REGISTRY.values())
     unknown = [n for n in names if n not in REGISTRY]
     if unknown:
-        raise KeyError(f"unknown function(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
+        from simdbind.conformance.names import did_you_mean
+
+        hints = "".join(did_you_mean(n, REGISTRY) for n in unknown)
+        raise KeyError(f"unknown function(s) {', '.join(unknown)}{hints}; known: {', '.join(REGISTRY)}")
     return [REGISTRY[n] for n in names]
 
 
@@ -119,18 +147,19 @@ def run_case(implementation: Any, function: Function, case: Case, seed: int = DE
              catalogue: _deviations.Catalogue | None = None) -> CaseResult:
     """Run one case on one implementation and compare with the reference (computed after the call, from the same
     inputs dict). `catalogue`: the deviation catalogue (default: the package's)."""
+    implementation = as_subject(implementation)
     result = CaseResult(implementation.name, function.name, case.descriptor, case.group, case.dtype, case.layout,
                         "pass", family=getattr(function, "family", ""), variant=_variant(function, case))
-    reason = implementation.unavailable(function)
+    reason = implementation.unsupported(function.name, case)
     if reason:
         result.status, result.detail = "skip", reason
         return result
     inputs = guarded(function.inputs(case, case.rng(seed)))
-    tolerance = implementation.tolerance(function, case)
+    tolerance = implementation.tolerance(function.name, case) or function.tolerance(case)
     result.tolerance = tolerance.describe()
     start = time.perf_counter()
     try:
-        actual = implementation.execute(function, case, inputs)
+        actual = implementation.run(function.name, case, inputs)
     except Unsupported as why:
         result.status, result.detail = "skip", str(why)
         return result
@@ -227,6 +256,7 @@ def run(implementations: Sequence[Any], function_names: Iterable[str] | None = N
     ONNX Runtime thread pools are never forked); the results, in the same order, are identical. `modules`: extra
     modules that register functions (outside ``simdbind.conformance.cases``), imported by each worker."""
     start = time.perf_counter()
+    implementations = [as_subject(impl) for impl in implementations]
     catalogue = catalogue if catalogue is not None else _deviations.default()
     steps = plan(implementations, function_names, profile, pattern, descriptor)
     outcome = Run()
@@ -241,18 +271,31 @@ def run(implementations: Sequence[Any], function_names: Iterable[str] | None = N
     return outcome
 
 
-def worker_count(text: str | int | None) -> int:
-    """`-n` value: a count >= 1, or "auto" (the CPUs this process may use)."""
+def available_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def worker_count(text: str | int | None, warn: Callable[[str], None] | None = None) -> int:
+    """`-n` value: a count >= 1, or "auto" (the CPUs this process may use). More workers than CPUs only add
+    interpreters that compete for them: the count is capped there, and `warn` is told so."""
     if text in (None, "", 0, "0"):
         return 1
+    cpus = available_cpus()
     if text == "auto":
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except AttributeError:  # not Linux
-            return max(1, os.cpu_count() or 1)
-    value = int(text)
+        return cpus
+    try:
+        value = int(text)
+    except (TypeError, ValueError):
+        raise ValueError(f"-n: must be a count >= 1 or 'auto', got {text!r}") from None
     if value < 1:
         raise ValueError(f"-n: must be >= 1 or 'auto', got {text!r}")
+    if value > cpus:
+        if warn is not None:
+            warn(f"-n {value}: capped at {cpus}, the CPUs this process may use")
+        return cpus
     return value
 
 
@@ -279,10 +322,13 @@ def _worker_init(specs: list[tuple[str, ...]], seed: int, raw_catalogue: list[di
 
 
 def _worker_case(function: Function, descriptor: str) -> Case:
+    """find_case, through a per-function index of the grid (a worker looks up many cases of one function)."""
     index = _worker["cases"].get(function.name)
     if index is None:
         index = _worker["cases"][function.name] = {c.descriptor: c for c in function.cases()}
-    return index[descriptor]
+    case = index.get(descriptor) or find_case(function, descriptor)
+    assert case is not None, descriptor
+    return case
 
 
 def _worker_chunk(chunk: list[tuple[int, int, str, str]]) -> list[tuple[int, CaseResult]]:
@@ -355,4 +401,6 @@ def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Functio
 
 
 def _worker_case_in_parent(function_name: str, descriptor: str) -> Case:
-    return next(c for c in REGISTRY[function_name].cases() if c.descriptor == descriptor)
+    case = find_case(REGISTRY[function_name], descriptor)
+    assert case is not None, descriptor
+    return case

@@ -1,6 +1,8 @@
-"""ONNX Runtime adapters of the elementwise family (unary, softmax, LRN), one-node models.
+"""ONNX Runtime adapters of the elementwise family (eltwise, unary, softmax, LRN), small models.
 
-Mappings: unary ops to the ONNX operator of the same meaning (rcp -> Reciprocal; round -> Round, ties to even,
+Mappings: eltwise product is a chain of ``Mul``, max/min the variadic ``Max``/``Min``, sum ``Mul`` by each weight
+(a float32 graph input) then the variadic ``Sum`` (NaN differs by definition: ONNX Max/Min propagate NaN, Simd's
+``a > b ? a : b`` keeps the later operand, so cases with NaN are skipped); unary ops to the ONNX operator of the same meaning (rcp -> Reciprocal; round -> Round, ties to even,
 the main cases have no ties; rsqrt, zero and the bitwise not have no single operator and are skipped);
 softmax -> ``Softmax(axis=1)`` (opset 13: one axis) on (outer, count, inner); LRN -> ``LRN(size=2*half+1,
 alpha=k1*size, beta=-k2, bias=k0)`` on NCHW (NHWC is transposed around it; ONNX divides the window sum by size,
@@ -13,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from simdbind.conformance.adapters import Unsupported, adapter
-from simdbind.conformance.adapters.onnx_model import model, node, session
+from simdbind.conformance.api import Unsupported
+from simdbind.conformance.peers.onnxruntime import implementation
+from simdbind.conformance.peers.onnxruntime.model import model, node, session
 
 _UNARY = {"abs": "Abs", "ceil": "Ceil", "floor": "Floor", "neg": "Neg", "exp": "Exp", "log": "Log", "erf": "Erf",
           "tanh": "Tanh", "sin": "Sin", "cos": "Cos", "sqrt": "Sqrt", "rcp": "Reciprocal", "round": "Round",
@@ -31,7 +34,7 @@ def _run(key: Any, build: Any, **feeds: np.ndarray) -> np.ndarray:
     return y
 
 
-@adapter("onnxruntime", "unary")
+@implementation.function("unary")
 def unary(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     op = case.params["op"]
@@ -41,7 +44,7 @@ def unary(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     return _run(("unary", op), build, x=np.ascontiguousarray(inputs["x"], np.float32))
 
 
-@adapter("onnxruntime", "softmax")
+@implementation.function("softmax")
 def softmax(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     build = lambda: model([node("Softmax", ["x"], ["y"], axis=1)], [("x", np.float32, 3)],  # noqa: E731
@@ -49,7 +52,7 @@ def softmax(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     return _run(("softmax",), build, x=np.ascontiguousarray(inputs["x"], np.float32))
 
 
-@adapter("onnxruntime", "lrn")
+@implementation.function("lrn")
 def lrn(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     x = np.asarray(inputs["x"], np.float32)
@@ -65,3 +68,35 @@ def lrn(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     if case.layout == "nhwc":
         y = y.transpose(0, 2, 3, 1)
     return np.ascontiguousarray(y if batched else y[0])
+
+
+def _build(op: str, count: int) -> bytes:
+    xs = [f"x{i}" for i in range(count)]
+    inputs = [(x, np.float32) for x in xs]
+    if op == "product":
+        nodes, previous = [], xs[0]
+        for i, x in enumerate(xs[1:], 1):
+            out = "y" if i == count - 1 else f"p{i}"
+            nodes.append(node("Mul", [previous, x], [out]))
+            previous = out
+    elif op == "sum":
+        inputs += [(f"w{i}", np.float32, []) for i in range(count)]
+        nodes = [node("Mul", [x, f"w{i}"], [f"t{i}"]) for i, x in enumerate(xs)]
+        nodes.append(node("Sum", [f"t{i}" for i in range(count)], ["y"]))
+    else:
+        nodes = [node({"max": "Max", "min": "Min"}[op], xs, ["y"])]
+    return model(nodes, inputs, [("y", np.float32)])
+
+
+@implementation.function("eltwise")
+def eltwise(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+    op, arrays = case.params["op"], inputs["arrays"]
+    if op in ("max", "min") and any(np.isnan(a).any() for a in arrays):
+        raise Unsupported("NaN: ONNX Max/Min propagate NaN, Simd's a > b ? a : b fold keeps the later operand "
+                          "(spec 3.2)")
+    sess = session(("eltwise", op, len(arrays)), lambda: _build(op, len(arrays)))
+    feeds = {f"x{i}": np.ascontiguousarray(a, np.float32) for i, a in enumerate(arrays)}
+    if op == "sum":
+        feeds.update({f"w{i}": np.asarray(w, np.float32) for i, w in enumerate(inputs["weights"])})
+    (result,) = sess.run(None, feeds)
+    return np.asarray(result, np.float32)

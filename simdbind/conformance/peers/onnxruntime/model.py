@@ -1,6 +1,6 @@
 """Small ONNX models for the onnxruntime adapters: build once per key, keep the session for the process.
 
-    from simdbind.conformance.adapters.onnx_model import node, session
+    from simdbind.conformance.peers.onnxruntime.model import node, session
 
     sess = session(("eltwise", "max", 3), lambda: model(
         [node("Max", ["x0", "x1", "x2"], ["y"])], inputs=[("x0", np.float32), ...], outputs=[("y", np.float32)]))

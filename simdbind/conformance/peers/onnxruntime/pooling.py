@@ -1,12 +1,11 @@
-"""ONNX Runtime adapters of the pooling family and GatherElements, one-node models.
+"""ONNX Runtime adapters of the pooling family, one-node models.
 
 Pooling: ``AveragePool``/``MaxPool`` with ``pads = [top, left, bottom, right]`` (asymmetric pads are native to
 ONNX), ``strides``, ``ceil_mode`` and, for the average, ``count_include_pad = not exclude_pad``; NCHW (NHWC is
 transposed around the node); bf16 and uint8 maxima are taken in float32 (exact) and converted back. Not
 expressible, so skipped: ceil-mode averages with the pads included (ONNX Runtime divides a window that runs past the
 padded image by its clipped area, Simd by the kernel area), 3D (channel) max pooling, the direct calls with an explicit output size, and the edge group
-(Simd's NaN order and -FLT_MAX floor). GatherElements: ``GatherElements(axis)``, negative indices native; bf16
-data as uint16 bits, so elements are copied bit for bit.
+(Simd's NaN order and -FLT_MAX floor).
 """
 
 from __future__ import annotations
@@ -15,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from simdbind.conformance.adapters import Unsupported, adapter
-from simdbind.conformance.adapters.onnx_model import model, node, session
+from simdbind.conformance.api import Unsupported
+from simdbind.conformance.peers.onnxruntime import implementation
+from simdbind.conformance.peers.onnxruntime.model import model, node, session
 
 
 def _pool(case: Any, op: str, x: np.ndarray, **extra: Any) -> np.ndarray:
@@ -43,7 +43,7 @@ def _pool(case: Any, op: str, x: np.ndarray, **extra: Any) -> np.ndarray:
     return np.ascontiguousarray(y if batched else y[0])
 
 
-@adapter("onnxruntime", "pooling_average")
+@implementation.function("pooling_average")
 def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     if case.params["ceil"] and not case.params["exclude"]:
         raise Unsupported("ceil mode with the pads included: ONNX Runtime divides a window that runs past the "
@@ -52,35 +52,18 @@ def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
                  count_include_pad=int(not case.params["exclude"]))
 
 
-@adapter("onnxruntime", "pooling_max32f")
+@implementation.function("pooling_max32f")
 def pooling_max32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     return _pool(case, "MaxPool", np.asarray(inputs["x"], np.float32))
 
 
-@adapter("onnxruntime", "pooling_max16b")
+@implementation.function("pooling_max16b")
 def pooling_max16b(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     bits = np.ascontiguousarray(inputs["x"]).view(np.uint16)
     y = _pool(case, "MaxPool", (bits.astype(np.uint32) << 16).view(np.float32))
     return (y.view(np.uint32) >> 16).astype(np.uint16)
 
 
-@adapter("onnxruntime", "pooling_max8u")
+@implementation.function("pooling_max8u")
 def pooling_max8u(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     return _pool(case, "MaxPool", np.asarray(inputs["x"]).astype(np.float32)).astype(np.uint8)
-
-
-@adapter("onnxruntime", "gather_elements")
-def gather_elements(case: Any, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
-    axis = case.params["axis"]
-    indices = np.ascontiguousarray(inputs["indices"])
-    results = []
-    for data in inputs["data"]:
-        data = np.ascontiguousarray(data)
-        bits = data.view({4: np.uint32, 2: np.uint16, 1: np.uint8}[data.dtype.itemsize])
-        key = ("gather_elements", bits.dtype.str, indices.dtype.str, bits.ndim, axis)
-        build = lambda: model([node("GatherElements", ["x", "i"], ["y"], axis=axis)],  # noqa: E731
-                              [("x", bits.dtype, bits.ndim), ("i", indices.dtype, indices.ndim)],
-                              [("y", bits.dtype, bits.ndim)])
-        (y,) = session(key, build).run(None, {"x": bits, "i": indices})
-        results.append(y)
-    return tuple(results)

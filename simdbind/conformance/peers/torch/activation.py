@@ -1,5 +1,5 @@
 """The Simd activations (spec 2.4) with PyTorch's own functions where they are the same function, for the torch
-adapters of the convolution and inner-product families. Not an adapter module itself (no ``torch_`` prefix)."""
+adapters of the convolution and inner-product families."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simdbind.conformance.adapters import adapter
-from simdbind.conformance.adapters.activation_torch import activate
+from simdbind.conformance.peers.torch import implementation
+from simdbind.conformance.peers.torch.activation import activate
 
 
 def _groups(p: dict[str, Any]) -> int:
@@ -23,7 +23,7 @@ def _groups(p: dict[str, Any]) -> int:
     return int(p["groups"] if "groups" in p else p["group"])
 
 
-@adapter("torch", "convolution32f")
+@implementation.function("convolution32f")
 def convolution32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     p = case.params
     src = torch.from_numpy(np.ascontiguousarray(inputs["src"], np.float32))

@@ -1,7 +1,11 @@
-"""PyTorch adapters of the elementwise family: unary operations, softmax (float32 and bf16) and LRN.
+"""PyTorch adapters of the elementwise family: eltwise, unary operations, softmax (float32 and bf16) and LRN.
 
 Mappings:
 
+* eltwise: product folds ``torch.mul``, max/min fold ``torch.maximum``/``torch.minimum`` from the first two inputs
+  (the order of the fold does not matter for finite values), sum is ``sum_i w_i * x_i`` in float32 with torch's
+  own rounding. NaN differs by definition: torch.maximum/minimum propagate NaN, Simd's ``a > b ? a : b`` keeps the
+  later operand, so the cases with NaN are not expressible and are skipped.
 * unary: abs/ceil/floor/neg/exp/log/erf/tanh/sin/cos/sqrt/rsqrt/sign with torch's functions of the same name,
   rcp -> reciprocal, round -> round (ties to even: the main cases have no ties), zero -> zeros_like,
   not -> bitwise_not of the int32 bits. The edge group (NaN, Inf, ties, signed zeros) pins Simd's own
@@ -23,7 +27,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simdbind.conformance.adapters import Unsupported, adapter
+from simdbind.conformance.api import Unsupported
+from simdbind.conformance.peers.torch import implementation
 
 _UNARY = {"abs": torch.abs, "ceil": torch.ceil, "floor": torch.floor, "neg": torch.neg, "exp": torch.exp,
           "log": torch.log, "erf": torch.erf, "tanh": torch.tanh, "sin": torch.sin, "cos": torch.cos,
@@ -45,7 +50,7 @@ def _unary_tolerance(case: Any) -> Any:
     return REGISTRY["unary"].tolerance(case)
 
 
-@adapter("torch", "unary", tolerance=_unary_tolerance)
+@implementation.function("unary", tolerance=_unary_tolerance)
 def unary(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     op = case.params["op"]
@@ -61,20 +66,20 @@ def _bf16_to_float(bits: np.ndarray) -> np.ndarray:
     return (np.ascontiguousarray(bits).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
-@adapter("torch", "softmax")
+@implementation.function("softmax")
 def softmax(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     return torch.softmax(torch.from_numpy(np.ascontiguousarray(inputs["x"], np.float32)), dim=1).numpy()
 
 
-@adapter("torch", "softmax16b")
+@implementation.function("softmax16b")
 def softmax16b(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     y = torch.softmax(torch.from_numpy(_bf16_to_float(inputs["x"])), dim=1).to(torch.bfloat16)
     return _bf16_to_float(y.view(torch.int16).numpy().view(np.uint16))
 
 
-@adapter("torch", "lrn")
+@implementation.function("lrn")
 def lrn(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     x = np.asarray(inputs["x"], np.float32)
@@ -92,3 +97,23 @@ def lrn(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     if not batched:
         y = y.squeeze(0)
     return y.contiguous().numpy()
+
+
+@implementation.function("eltwise")
+def eltwise(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+    op = case.params["op"]
+    arrays = [torch.from_numpy(np.ascontiguousarray(a)) for a in inputs["arrays"]]
+    if op in ("max", "min") and any(bool(torch.isnan(a).any()) for a in arrays):
+        raise Unsupported("NaN: torch.maximum/minimum propagate NaN, Simd's a > b ? a : b fold keeps the later "
+                          "operand (spec 3.2)")
+    if op == "sum":
+        weights = [float(w) for w in np.asarray(inputs["weights"], np.float32)]
+        result = arrays[0] * weights[0]
+        for a, w in zip(arrays[1:], weights[1:]):
+            result = torch.add(result, a, alpha=w)
+    else:
+        step = {"product": torch.mul, "max": torch.maximum, "min": torch.minimum}[op]
+        result = step(arrays[0], arrays[1])
+        for a in arrays[2:]:
+            result = step(result, a)
+    return result.numpy().astype(np.float32, copy=False)

@@ -15,15 +15,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simdbind.conformance.adapters import Unsupported, adapter
-from simdbind.conformance.adapters.activation_torch import activate
+from simdbind.conformance.api import Unsupported
+from simdbind.conformance.peers.torch import implementation
+from simdbind.conformance.peers.torch.activation import activate
 
 
 def _t(x: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(x, np.float32))
 
 
-@adapter("torch", "inner_product_32f")
+@implementation.function("inner_product_32f")
 def inner_product_32f(case: Any, inputs: dict[str, Any]) -> Any:
     p = case.params
     bias = None if inputs["bias"] is None else _t(inputs["bias"])
@@ -36,13 +37,13 @@ def inner_product_32f(case: Any, inputs: dict[str, Any]) -> Any:
     return results[0] if len(results) == 1 else tuple(results)
 
 
-@adapter("torch", "inner_product_layer")
+@implementation.function("inner_product_layer")
 def inner_product_layer(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     bias = None if inputs["bias"] is None else _t(inputs["bias"])
     return F.linear(_t(inputs["x"]), _t(inputs["weight"]), bias).numpy()
 
 
-@adapter("torch", "inner_product_8i")
+@implementation.function("inner_product_8i")
 def inner_product_8i(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     p = case.params
     if p["compatibility"] != "precise" and p.get("data") != "narrowed":

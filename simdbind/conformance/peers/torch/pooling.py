@@ -1,4 +1,4 @@
-"""PyTorch adapters of the pooling family and GatherElements.
+"""PyTorch adapters of the pooling family.
 
 Pooling mappings, on NCHW tensors (NHWC is permuted): ``F.avg_pool2d(x, kernel, stride, padding, ceil_mode,
 count_include_pad=False)`` for the exclude-pad average; with the pads included, ``divisor_override=kY*kX`` (Simd
@@ -11,9 +11,6 @@ ceil-mode rule (the last window starts inside the image or its begin pad) is the
 again, since after explicit padding torch sees the end pads as image. bf16 and
 uint8 maxima are taken in float32 (exact for both) and converted back. Skipped: the direct calls with an explicit
 output size, and the edge group (Simd's NaN order and -inf under the -FLT_MAX floor).
-
-GatherElements: ``torch.gather(data, axis, index)`` with negative indices wrapped (``index + n`` where negative:
-ONNX semantics, torch rejects them); bf16 data is gathered as int16 bits, so every element is copied bit for bit.
 """
 
 from __future__ import annotations
@@ -24,7 +21,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simdbind.conformance.adapters import Unsupported, adapter
+from simdbind.conformance.api import Unsupported
+from simdbind.conformance.peers.torch import implementation
 
 
 def _to_nchw(x: np.ndarray, layout: str) -> tuple[torch.Tensor, bool]:
@@ -78,7 +76,7 @@ def _symmetric(pads: tuple[int, int, int, int], kernel: tuple[int, int]) -> tupl
     return None
 
 
-@adapter("torch", "pooling_average")
+@implementation.function("pooling_average")
 def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     kernel, stride, pads = _geometry(case)
     t, batched = _to_nchw(np.asarray(inputs["x"], np.float32), case.layout)
@@ -124,33 +122,18 @@ def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
     return _from_nchw(y, case.layout, batched)
 
 
-@adapter("torch", "pooling_max32f")
+@implementation.function("pooling_max32f")
 def pooling_max32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     return _max(case, np.asarray(inputs["x"], np.float32)).numpy()
 
 
-@adapter("torch", "pooling_max16b")
+@implementation.function("pooling_max16b")
 def pooling_max16b(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     bits = np.ascontiguousarray(inputs["x"]).view(np.uint16)
     y = _max(case, (bits.astype(np.uint32) << 16).view(np.float32)).numpy()
     return (y.view(np.uint32) >> 16).astype(np.uint16)  # the maxima are bf16 values: exact
 
 
-@adapter("torch", "pooling_max8u")
+@implementation.function("pooling_max8u")
 def pooling_max8u(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     return _max(case, np.asarray(inputs["x"]).astype(np.float32)).numpy().astype(np.uint8)
-
-
-@adapter("torch", "gather_elements")
-def gather_elements(case: Any, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
-    axis = case.params["axis"]
-    indices = np.asarray(inputs["indices"]).astype(np.int64)
-    n = np.asarray(inputs["data"][0]).shape[axis]
-    index = torch.from_numpy(np.where(indices < 0, indices + n, indices))
-    results = []
-    for data in inputs["data"]:
-        data = np.ascontiguousarray(data)
-        bits = data.view({4: np.int32, 2: np.int16, 1: np.uint8}[data.dtype.itemsize])
-        y = torch.gather(torch.from_numpy(bits), axis, index).numpy()
-        results.append(y.view({4: np.uint32, 2: np.uint16, 1: np.uint8}[data.dtype.itemsize]))
-    return tuple(results)
