@@ -11,6 +11,7 @@ from simdbind.enums import Activation, EltwiseOperation, TensorData, TensorForma
 from simdbind.errors import (
     ArgumentError,
     ContextClosedError,
+    ContextCopyError,
     DTypeError,
     FunctionNotAvailableError,
     IsaError,
@@ -39,5 +40,6 @@ __all__ = [
     # enums and errors
     "Activation", "EltwiseOperation", "TensorData", "TensorFormat", "UnaryOperation",
     "SimdBindError", "ArgumentError", "DTypeError", "IsaError", "LibraryError", "UnsupportedLibraryError",
-    "FunctionNotAvailableError", "ContextClosedError", "UpstreamDefectError",
+    "FunctionNotAvailableError", "ContextClosedError", "ContextCopyError",
+    "UpstreamDefectError",
 ]

@@ -22,7 +22,7 @@ import numpy as np
 from simdbind._versions import VersionRange
 
 __all__ = ["Route", "ROUTES", "taken_among", "serialises_context_calls", "behind_zeros", "max32f_route", "upstream_max32f_route",
-           "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b"]
+           "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b", "upstream_b_route"]
 
 _BUNDLED = "bundled"
 
@@ -81,9 +81,12 @@ IP32F_GEMM_READS_C = Route("ip32f-base-gemm-reads-c", "inner_product", "the outp
 IP32F_TRANSB_READS_BEFORE_B = Route("ip32f-transb-reads-before-b", "inner_product",
                                     "B handed over behind B_GUARD zero floats")
 CONV32F_GEMM_READS_DST = Route("CONV32F-BASE-GEMM-READS-DST", "convolution", "the output zeroed before Forward")
+CONV32F_GEMMNT_READS_BEFORE_SRC = Route("CONV32F-GEMMNT-READS-BEFORE-SRC", "convolution",
+                                        "src of GemmNT contexts handed over behind SRC_GUARD zero floats")
 
 ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS, LRN_NHWC_SMALL_CHANNELS,
-          LRN_NHWC_HALF2_WINDOW, IP32F_GEMM_READS_C, IP32F_TRANSB_READS_BEFORE_B, CONV32F_GEMM_READS_DST)
+          LRN_NHWC_HALF2_WINDOW, IP32F_GEMM_READS_C, IP32F_TRANSB_READS_BEFORE_B, CONV32F_GEMM_READS_DST,
+          CONV32F_GEMMNT_READS_BEFORE_SRC)
 
 
 # -- library properties that are not defects ----------------------------------------------------------------------
@@ -104,6 +107,11 @@ def behind_zeros(array: np.ndarray, floats: int) -> np.ndarray:
 
 #: Floats before a transposed non-constant B that upstream may read (see :func:`upstream_reads_before_b`).
 B_GUARD = 4
+
+
+def upstream_b_route(b: np.ndarray) -> np.ndarray:
+    """`b`'s values behind :data:`B_GUARD` zeros (the product reads them as zero)."""
+    return behind_zeros(b, B_GUARD)
 
 
 def upstream_reads_before_b(M: int, K: int, trans_b: bool) -> bool:

@@ -6,20 +6,22 @@ innermost, whatever the group). :func:`convert_weight` converts between the two.
 
 Upstream's GemmNT algorithm (``info`` ends in ``GemmNT``) can read up to 7 floats *before* src (found by the
 suite's guard zones, docs/upstream.md: e.g. NHWC 1x1 with one output channel and fewer than 8 input channels); a
-NaN there poisons outputs. On external libraries such a context gets src behind a zeroed guard.
+NaN there poisons outputs. On the upstream versions the catalogue names, such a context gets src behind a zeroed
+guard (:mod:`simdbind._routes`).
 """
 
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
+from simdbind import _routes
 from simdbind._checks import input_array, output_array, reported_size, size_arg, yx_pair
+from simdbind._context import NativeContext
 from simdbind.activation import resolve
-from simdbind.errors import ArgumentError, ContextClosedError, DTypeError, SimdBindError
+from simdbind.errors import ArgumentError, DTypeError, SimdBindError
 from simdbind.library import Library, default_library
 
 __all__ = ["Convolution32f", "conv2d", "convert_weight"]
@@ -30,14 +32,6 @@ _WEIGHT_NAMES = {"nchw": "nchw", "oihw": "nchw", "nhwc": "nhwc", "hwio": "nhwc"}
 
 #: Floats of zeros before src for upstream's GemmNT (it was seen reading 7 before; one 512-bit vector covers it).
 SRC_GUARD = 16
-
-
-def _behind_zeros(src: np.ndarray) -> np.ndarray:
-    """`src`'s values in a new array preceded by :data:`SRC_GUARD` zeros."""
-    storage = np.zeros(src.size + SRC_GUARD, np.float32)
-    copy = storage[SRC_GUARD:].reshape(src.shape)
-    copy[...] = src
-    return copy
 
 
 def _layout(value: Any, name: str = "layout") -> str:
@@ -82,7 +76,7 @@ def convert_weight(weight: Any, source: str, target: str) -> np.ndarray:
     return np.ascontiguousarray(array.transpose(axes))
 
 
-class Convolution32f:
+class Convolution32f(NativeContext):
     """An FP32 convolution context (``SimdSynetConvolution32fInit`` ... ``Forward``), ready to run.
 
     Parameters
@@ -117,7 +111,8 @@ class Convolution32f:
     The context keeps private read-only copies of weight, bias and params for its whole life, so later changes to
     the caller's arrays never reach it. :meth:`forward` may be called from several threads at once: on the bundled
     library every call gets its own scratch (the C context is then only read); on an external library the calls
-    are serialized by a lock, because upstream mutates the context during Forward (spec 6, item 9).
+    are serialized by a lock, because upstream mutates the context during Forward (spec 6, item 9). A context
+    cannot be copied or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
     """
 
     def __init__(self, src_shape: Sequence[int], out_channels: int, kernel: int | Sequence[int], *,
@@ -125,7 +120,6 @@ class Convolution32f:
                  pad: int | Sequence[int] = 0, group: int = 1, activation: Any = "identity", params: Any = None,
                  layout: str = "nchw", batch: int = 1, weight: Any, bias: Any = None,
                  library: Library | None = None) -> None:
-        self._ctx = None
         layout = _layout(layout)
         batch = size_arg(batch, "batch", minimum=1)
         if not isinstance(src_shape, (tuple, list)) or len(src_shape) not in (3, 4):
@@ -174,7 +168,7 @@ class Convolution32f:
         self.dst_shape = (dst_c, dst_h, dst_w) if layout == "nchw" else (dst_h, dst_w, dst_c)
         self.in_channels, self.out_channels = src_c, dst_c
 
-        self._library = library = library or default_library()
+        self.library = library = library or default_library()
         ffi = library.ffi
         conv = ffi.new("SimdConvolutionParameters *")
         fields = dict(srcC=src_c, srcH=src_h, srcW=src_w, srcT=0, srcF=_LAYOUTS[layout], dstC=dst_c, dstH=dst_h,
@@ -189,26 +183,29 @@ class Convolution32f:
                 f"SimdSynetConvolution32fInit returned NULL for {self._describe()}: the library refused parameters "
                 "that pass every simdbind rule (floor-mode output size, srcF == dstF in nchw/nhwc, float32 "
                 "tensors, positive kernel/stride/dilation, group dividing the channels, activation in range)")
-        self._ctx = ffi.gc(ctx, library.function("SimdRelease"))
+        handle = ffi.gc(ctx, library.function("SimdRelease"))
         # Private read-only copies: the C side keeps pointers to them (spec 3.10.5).
         self._weight = self._frozen(weight_array)
         self._bias = None if bias_array is None else self._frozen(bias_array)
         self._params = None if act_params is None else self._frozen(np.asarray(act_params, np.float32))
         internal = ffi.new("SimdBool *")
         library.function("SimdSynetConvolution32fSetParams")(
-            self._ctx, ffi.from_buffer("float[]", self._weight), internal,
+            handle, ffi.from_buffer("float[]", self._weight), internal,
             ffi.NULL if self._bias is None else ffi.from_buffer("float[]", self._bias),
             ffi.NULL if self._params is None else ffi.from_buffer("float[]", self._params))
         self.internal = bool(internal[0])
         name = "SimdSynetConvolution32fExternalBufferSize"
-        self._external = reported_size(library.function(name)(self._ctx), name, library)
-        # Upstream contexts mutate themselves in Forward and Info; ours only when Forward gets no buffer, which
-        # forward() never lets happen (every call brings a scratch of its thread).
-        self._lock = threading.Lock() if library.kind != "bundled" else None
+        self._external = reported_size(library.function(name)(handle), name, library)
+        # Info rewrites a string buffer inside the context on every call (upstream): read once, before any thread
+        # can share the context, and kept as a Python string.
+        text = library.function("SimdSynetConvolution32fInfo")(handle)
+        self._info = "" if text == ffi.NULL else ffi.string(text).decode(errors="replace")
+        self._zero_out = _routes.CONV32F_GEMM_READS_DST.taken(library)
+        self._guard_src = _routes.CONV32F_GEMMNT_READS_BEFORE_SRC.taken(library) and self._info.endswith("GemmNT")
         self._scratch = threading.local()
-        # C calls in flight: close() waits for them before releasing the context (calls run without a lock).
-        self._calls = 0
-        self._idle = threading.Condition(threading.Lock())
+        # Upstream contexts mutate themselves in Forward; ours only when Forward gets no buffer, which forward()
+        # never lets happen (every call brings a scratch of its thread).
+        self._own(handle, isa=library.isa, serialised=_routes.serialises_context_calls(library))
 
     @staticmethod
     def _frozen(array: np.ndarray) -> np.ndarray:
@@ -229,49 +226,28 @@ class Convolution32f:
         return (f"{self.layout} src {self.src_shape} batch {self.batch} -> {self.dst_shape}, kernel {self.kernel}, "
                 f"stride {self.stride}, dilation {self.dilation}, pad {self.pad}, group {self.group}")
 
-    def _context(self) -> Any:
-        if self._ctx is None:
-            raise ContextClosedError("Convolution32f: the context was closed")
-        return self._ctx
-
-    @contextmanager
-    def _calling(self) -> Iterator[Any]:
-        """The live context for one C call; close() waits until every such call has returned."""
-        with self._idle:
-            ctx = self._context()
-            self._calls += 1
-        try:
-            with self._lock or _NO_LOCK:
-                yield ctx
-        finally:
-            with self._idle:
-                self._calls -= 1
-                if not self._calls:
-                    self._idle.notify_all()
-
     # -- properties --------------------------------------------------------------------------------------------
     @property
-    def library(self) -> Library:
-        return self._library
-
-    @property
     def info(self) -> str:
-        """The implementation's description of the algorithm it chose, e.g. ``"avx2::GemmNN"``."""
-        with self._calling() as ctx:
-            text = self._library.function("SimdSynetConvolution32fInfo")(ctx)
-            return "" if text == self._library.ffi.NULL else self._library.ffi.string(text).decode(errors="replace")
+        """The implementation's description of the algorithm it chose, e.g. ``"avx2::GemmNN"`` (read at creation)."""
+        self._live()
+        return self._info
 
     @property
     def external_buffer_size(self) -> int:
         """Floats of scratch one Forward needs (``buffer=`` must hold at least this many)."""
-        self._context()
+        self._live()
         return self._external
 
     @property
     def internal_buffer_size(self) -> int:
         """Floats the C context holds itself (transformed weights, scratch it allocated)."""
-        with self._calling() as ctx:
-            return int(self._library.function("SimdSynetConvolution32fInternalBufferSize")(ctx))
+        handle = self._live()
+        size = self.library.function("SimdSynetConvolution32fInternalBufferSize")
+        if self._lock is None:
+            return int(size(handle))
+        with self._lock:
+            return int(size(handle))
 
     @property
     def out_shape(self) -> tuple[int, ...]:
@@ -293,7 +269,7 @@ class Convolution32f:
             Optional scratch: a writeable C-contiguous float32 array of at least :attr:`external_buffer_size`
             elements, overwritten. Without it each thread uses a scratch of its own.
         """
-        self._context()  # a closed context raises before any argument is looked at
+        handle = self._live()  # a closed context raises before any argument is looked at
         src = input_array(x, "x", np.float32)
         full = (self.batch, *self.src_shape)
         if src.shape == full:
@@ -317,27 +293,27 @@ class Convolution32f:
             if np.may_share_memory(buffer, src):
                 raise ArgumentError("buffer: must not overlap x")
             scratch = buffer
-        if out is None and self._library.kind != "bundled":
-            out = np.zeros(out_shape, np.float32)  # upstream's Base GEMM folds old dst contents in (spec 3.10.7)
         out = output_array(out, "out", out_shape, np.float32, [src])
         if scratch is not None and np.may_share_memory(scratch, out):
             raise ArgumentError("buffer: must not overlap out")
         if scratch is None:
             scratch = self._thread_scratch()
+        if self._zero_out:
+            out.fill(0.0)  # upstream's Base GEMM folds old dst contents in (spec 3.10.7)
         if self._guard_src:
-            src = _behind_zeros(src)
-        ffi = self._library.ffi
-        run = self._library.function("SimdSynetConvolution32fForward")
-        with self._calling() as ctx:
-            run(ctx, ffi.from_buffer("float[]", src), ffi.from_buffer("float[]", scratch, require_writable=True),
+            src = _routes.behind_zeros(src, SRC_GUARD)
+        ffi = self.library.ffi
+        run = self.library.function("SimdSynetConvolution32fForward")
+        args = (ffi.from_buffer("float[]", src), ffi.from_buffer("float[]", scratch, require_writable=True),
                 ffi.from_buffer("float[]", out, require_writable=True))
+        if self._lock is None:
+            run(handle, *args)
+        else:
+            with self._lock:
+                run(handle, *args)
         return out
 
     __call__ = forward
-
-    @property
-    def _guard_src(self) -> bool:
-        return self._library.kind != "bundled" and self.info.endswith("GemmNT")
 
     def _thread_scratch(self) -> np.ndarray:
         scratch = getattr(self._scratch, "array", None)
@@ -345,37 +321,8 @@ class Convolution32f:
             scratch = self._scratch.array = np.zeros(max(self._external, 1), np.float32)
         return scratch
 
-    # -- lifetime ----------------------------------------------------------------------------------------------
-    def close(self) -> None:
-        """Release the C context now (also done when the object is collected), after the calls that other threads
-        have in flight return. Later use raises :class:`ContextClosedError`."""
-        with self._idle:
-            ctx, self._ctx = self._ctx, None
-            while self._calls:
-                self._idle.wait()
-        if ctx is not None:
-            self._library.ffi.release(ctx)
-
-    def __enter__(self) -> "Convolution32f":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self._ctx is None else self.info
-        return f"<Convolution32f {self._describe()} [{state}]>"
-
-
-class _NullLock:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_NO_LOCK = _NullLock()
+    def _key(self) -> str:
+        return f"{self._describe()}, {self._info}"
 
 
 def conv2d(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] = 1,

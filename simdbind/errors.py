@@ -35,5 +35,9 @@ class ContextClosedError(SimdBindError, RuntimeError):
     """A context object was used after close()."""
 
 
+class ContextCopyError(SimdBindError, TypeError):
+    """A context object was copied or pickled: a copy would share the C context that it owns."""
+
+
 class UpstreamDefectError(SimdBindError, RuntimeError):
     """The call would hit a known defect of the loaded library (memory corruption or garbage) and has no safe route."""

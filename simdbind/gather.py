@@ -11,14 +11,14 @@ is copied once (read-only), kept alive by the context and passed to every Forwar
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Sequence
 
 import numpy as np
 
 from simdbind._checks import output_array, size_arg
+from simdbind._context import NativeContext
 from simdbind.enums import TensorData
-from simdbind.errors import ArgumentError, ContextClosedError, DTypeError, SimdBindError
+from simdbind.errors import ArgumentError, DTypeError, SimdBindError
 from simdbind.library import Library, default_library
 
 __all__ = ["GatherElements", "gather_elements"]
@@ -60,7 +60,7 @@ def _shape(value: Any, name: str) -> tuple[int, ...]:
     return tuple(size_arg(v, f"{name}[{i}]") for i, v in enumerate(value))
 
 
-class GatherElements:
+class GatherElements(NativeContext):
     """A GatherElements context for fixed dtypes and shapes (``SimdSynetGatherElementsInit``).
 
     Parameters
@@ -80,13 +80,12 @@ class GatherElements:
         The Simd library (default: :func:`simdbind.default_library`).
 
     Calls are serialised by a lock, so one context may be shared by threads. Use ``close()`` or ``with`` to
-    release the C context early; otherwise it is released when the object is collected.
+    release the C context early; otherwise it is released when the object is collected. A context cannot be
+    copied or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
     """
 
     def __init__(self, data_dtype: Any, index_dtype: Any, data_shape: Sequence[int], index_shape: Sequence[int],
                  axis: int, *, index: Any = None, library: Library | None = None) -> None:
-        self._lock = threading.Lock()
-        self._context = None
         self.data_kind, data_type = _data_kind(data_dtype, "data_dtype")
         self.index_dtype = _index_type(index_dtype, "index_dtype")
         self.data_shape = _shape(data_shape, "data_shape")
@@ -109,19 +108,19 @@ class GatherElements:
         self.inner = int(np.prod(self.data_shape[self.axis + 1:], dtype=np.int64))
         self.idx_count = self.index_shape[self.axis]
         self._index = None if index is None else self._checked_index(index, "index", copy=True)
-        self._library = library or default_library()
-        ffi = self._library.ffi
-        context = self._library.function("SimdSynetGatherElementsInit")(
+        self.library = library or default_library()
+        ffi = self.library.ffi
+        context = self.library.function("SimdSynetGatherElementsInit")(
             int(data_type), int(_INDEX_TYPES[self.index_dtype]), self._index is not None, 1,
             ffi.new("size_t[]", list(self.outer) or [1]), len(self.outer), self.src_count, self.inner,
             self.idx_count)
         if context == ffi.NULL:
             raise SimdBindError(f"SimdSynetGatherElementsInit returned NULL for data {self.data_kind}, index "
                                 f"{self.index_dtype} (the library does not support this pair)")
-        self._context = ffi.gc(context, self._library.function("SimdRelease"))
+        handle = ffi.gc(context, self.library.function("SimdRelease"))
         if self._index is not None and self._index.size:
-            self._library.function("SimdSynetGatherElementsSetIndex")(
-                self._context, ffi.from_buffer("uint8_t[]", self._index))
+            self.library.function("SimdSynetGatherElementsSetIndex")(handle, ffi.from_buffer("uint8_t[]", self._index))
+        self._own(handle, isa=self.library.isa, serialised=True)
 
     # -- checks ----------------------------------------------------------------------------------------------
     def _checked_index(self, value: Any, name: str, copy: bool = False) -> np.ndarray:
@@ -171,12 +170,10 @@ class GatherElements:
             out = output_array(out, "out", self.index_shape, data.dtype, [data, index])
         if out.size == 0:
             return out
+        ffi = self.library.ffi
         with self._lock:
-            if self._context is None:
-                raise ContextClosedError("GatherElements: the context is closed")
-            ffi = self._library.ffi
-            self._library.function("SimdSynetGatherElementsForward")(
-                self._context, ffi.from_buffer("uint8_t[]", data), ffi.from_buffer("uint8_t[]", index),
+            self.library.function("SimdSynetGatherElementsForward")(
+                self._live(), ffi.from_buffer("uint8_t[]", data), ffi.from_buffer("uint8_t[]", index),
                 ffi.from_buffer("uint8_t[]", out, require_writable=True))
         return out
 
@@ -186,31 +183,11 @@ class GatherElements:
     def internal_buffer_size(self) -> int:
         """``SimdSynetGatherElementsInternalBufferSize`` in bytes (0 upstream and in the bundled library)."""
         with self._lock:
-            if self._context is None:
-                raise ContextClosedError("GatherElements: the context is closed")
-            return int(self._library.function("SimdSynetGatherElementsInternalBufferSize")(self._context))
+            return int(self.library.function("SimdSynetGatherElementsInternalBufferSize")(self._live()))
 
-    @property
-    def closed(self) -> bool:
-        return self._context is None
-
-    def close(self) -> None:
-        """Release the C context now (idempotent)."""
-        with self._lock:
-            if self._context is not None:
-                self._library.ffi.release(self._context)
-                self._context = None
-
-    def __enter__(self) -> GatherElements:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self.closed else "open"
-        return (f"GatherElements({self.data_kind}, {self.index_dtype}, data {self.data_shape}, index "
-                f"{self.index_shape}, axis={self.axis}, constant={self._index is not None}, {state})")
+    def _key(self) -> str:
+        return (f"{self.data_kind} {self.index_dtype} data {self.data_shape} index {self.index_shape} "
+                f"axis={self.axis} constant={self._index is not None}")
 
 
 def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray | None = None,

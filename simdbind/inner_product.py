@@ -10,10 +10,12 @@ Upstream facts the wrappers handle (spec 3.7-3.9):
 * Upstream's ``transB && M == 1 && Identity`` path reads the SetParams weight even when ``constB`` is false
   (and crashes on NULL). :class:`InnerProduct32f` passes the current ``B`` to SetParams before each such Forward,
   so the defect cannot be reached through it.
-* Upstream's Base GEMM reads C before writing it; outputs handed to external libraries are zeroed first.
+* Upstream's Base GEMM reads C before writing it; outputs handed to upstream libraries are zeroed first.
 * Upstream's non-constant transposed B with ``M >= 2`` and ``K`` in 1-3 or 5-7 reads up to 3 floats *before* B
   (found by this suite; docs/upstream.md): a NaN or Inf there turns whole output columns into NaN.
-  :func:`upstream_b_route` gives such a B to external libraries behind a zeroed guard.
+  Such a B reaches upstream libraries behind a zeroed guard.
+
+Each of these routes lives in :mod:`simdbind._routes`, taken for the upstream versions its catalogue entry names.
 * Default upstream builds always saturate int8 pairs (``library.capabilities["int8_precise"]`` is False);
   :func:`inner_product_8i` still returns exact results in precise mode there by splitting ``src`` into 4-bit halves
   whose pair sums cannot saturate (two calls).
@@ -21,14 +23,16 @@ Upstream facts the wrappers handle (spec 3.7-3.9):
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 
+from simdbind import _routes
 from simdbind._checks import input_array, output_array, reported_size, size_arg
+from simdbind._context import NativeContext
+from simdbind._routes import B_GUARD, upstream_b_route, upstream_reads_before_b  # noqa: F401 (B_GUARD: tests)
 from simdbind.activation import ActivationSpec, as_spec, resolve
-from simdbind.errors import ArgumentError, ContextClosedError
+from simdbind.errors import ArgumentError
 from simdbind.library import Library, default_library
 
 __all__ = ["InnerProduct32f", "inner_product", "inner_product_8i", "COMPATIBILITY_8I"]
@@ -51,7 +55,7 @@ def _matrix(value: Any, name: str, shape: tuple[int, int], dtype: Any) -> np.nda
     return array
 
 
-class InnerProduct32f:
+class InnerProduct32f(NativeContext):
     """``C = act(A @ B' + bias)`` with a C context (``SimdSynetInnerProduct32f*``, spec 3.8).
 
     Parameters
@@ -73,7 +77,8 @@ class InnerProduct32f:
         The Simd library (default: :func:`simdbind.default_library`).
 
     The object is thread-safe (calls are serialised by a lock: upstream contexts are not reentrant) and releases
-    the C context on :meth:`close`, at the end of a ``with`` block, or when garbage collected.
+    the C context on :meth:`close`, at the end of a ``with`` block, or when garbage collected. It cannot be copied
+    or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
     """
 
     def __init__(self, M: int, N: int, K: int, *, trans_b: bool = False, const_b: bool = True, bias: Any = None,
@@ -103,28 +108,29 @@ class InnerProduct32f:
         self._ffi = ffi
         # Spec 3.8.4: upstream's transB && M == 1 && Identity path reads SetParams' weight, even when !constB.
         self._defect_route = self.trans_b and self.M == 1 and act_value == 0 and not self.const_b
-        self._guard_b = (self.library.kind != "bundled" and not self.const_b
+        self._guard_b = (_routes.IP32F_TRANSB_READS_BEFORE_B.taken(self.library) and not self.const_b
                          and upstream_reads_before_b(self.M, self.K, self.trans_b))
-        self._lock = threading.Lock()
+        self._zero_out = _routes.IP32F_GEMM_READS_C.taken(self.library)
         self._forward = self.library.function("SimdSynetInnerProduct32fForward")
         self._set_params = self.library.function("SimdSynetInnerProduct32fSetParams")
         init = self.library.function("SimdSynetInnerProduct32fInit")
         release = self.library.function("SimdRelease")
-        self.isa = self.library.isa  # the bundled library fixes a context's ISA at Init; upstream picks its best
+        isa = self.library.isa  # the bundled library fixes a context's ISA at Init; upstream picks its best
         pointer = init(self.M, self.N, self.K, int(self.trans_b), int(self.const_b), int(self._bias is not None),
                        act_value)
         if pointer == ffi.NULL:
             raise ArgumentError(f"{self.library.kind} library refused SimdSynetInnerProduct32fInit("
                                 f"{self.M}, {self.N}, {self.K}, ...)")
-        self._context = ffi.gc(pointer, release)
+        handle = ffi.gc(pointer, release)
         self._ptr_bias = ffi.NULL if self._bias is None else ffi.from_buffer("float[]", self._bias)
         self._ptr_params = ffi.NULL if self._params is None else ffi.from_buffer("float[]", self._params)
         self._current_b: np.ndarray | None = None
         self._internal = False
-        self._apply_params(self._weight)
+        self._apply_params(handle, self._weight)
         self.internal_buffer_size, self.external_buffer_size = (
-            reported_size(self.library.function(name)(self._context), name, self.library)
+            reported_size(self.library.function(name)(handle), name, self.library)
             for name in ("SimdSynetInnerProduct32fInternalBufferSize", "SimdSynetInnerProduct32fExternalBufferSize"))
+        self._own(handle, isa=isa, serialised=True)
 
     # -- helpers ---------------------------------------------------------------------------------------------
     def _vector(self, value: Any, name: str) -> np.ndarray:
@@ -134,19 +140,14 @@ class InnerProduct32f:
                                 f"{array.shape}")
         return array
 
-    def _apply_params(self, weight: np.ndarray | None) -> None:
+    def _apply_params(self, handle: Any, weight: np.ndarray | None) -> None:
         """SetParams with `weight` (kept alive by self._current_b while the context may read it)."""
         ffi = self._ffi
         internal = ffi.new("SimdBool *")
         self._current_b = weight
         w = ffi.NULL if weight is None else ffi.from_buffer("float[]", weight)
-        self._set_params(self._context, w, internal, self._ptr_bias, self._ptr_params)
+        self._set_params(handle, w, internal, self._ptr_bias, self._ptr_params)
         self._internal = bool(internal[0])
-
-    def _live(self) -> Any:
-        if self._context is None:
-            raise ContextClosedError("InnerProduct32f: the context is closed")
-        return self._context
 
     # -- public ----------------------------------------------------------------------------------------------
     @property
@@ -162,10 +163,6 @@ class InnerProduct32f:
     @property
     def bias(self) -> np.ndarray | None:
         return self._bias
-
-    @property
-    def closed(self) -> bool:
-        return self._context is None
 
     def forward(self, A: Any, B: Any = None, out: np.ndarray | None = None) -> np.ndarray:
         """``act(A @ B' + bias)`` as an (M, N) float32 array.
@@ -189,13 +186,13 @@ class InnerProduct32f:
             out = np.zeros((self.M, self.N), np.float32)
         else:
             out = output_array(out, "out", (self.M, self.N), np.float32, inputs)
-            if self.library.kind != "bundled":
+            if self._zero_out:
                 out.fill(0.0)  # spec 3.8.4: upstream's Base GEMM reads C before writing it
         ffi = self._ffi
         with self._lock:
             context = self._live()
             if self._defect_route:
-                self._apply_params(b)  # spec 3.8.4: make Forward's B the one upstream will read
+                self._apply_params(context, b)  # spec 3.8.4: make Forward's B the one upstream will read
             buf = ffi.NULL
             if self.external_buffer_size:
                 scratch = np.zeros(self.external_buffer_size, np.float32)
@@ -203,48 +200,14 @@ class InnerProduct32f:
             self._forward(context, ffi.from_buffer("float[]", a), ffi.NULL if b is None else ffi.from_buffer(
                 "float[]", b), buf, ffi.from_buffer("float[]", out, require_writable=True))
             if self._defect_route:
-                self._apply_params(None)
+                self._apply_params(context, None)
         return out
 
     __call__ = forward
 
-    def close(self) -> None:
-        """Release the C context now (idempotent). Later calls raise :class:`ContextClosedError`."""
-        with self._lock:
-            if self._context is not None:
-                self._ffi.release(self._context)
-                self._context = None
-
-    def __enter__(self) -> "InnerProduct32f":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        state = "closed" if self.closed else f"internal={self.internal}"
-        return (f"InnerProduct32f(M={self.M}, N={self.N}, K={self.K}, trans_b={self.trans_b}, "
-                f"const_b={self.const_b}, bias={self._bias is not None}, activation={self.activation!r}, {state})")
-
-
-#: Floats before a transposed non-constant B that upstream may read (see :func:`upstream_reads_before_b`).
-B_GUARD = 4
-
-
-def upstream_reads_before_b(M: int, K: int, trans_b: bool) -> bool:
-    """Whether upstream's Forward reads up to 3 floats before a non-constant B (v7.1.162, SSE4.1/AVX2 objects).
-
-    Swept with NaN placed before B: transB, M >= 2 (M = 1 takes the spec 3.8.4 path), every N, and K in
-    {1, 2, 3, 5, 6, 7} among K = 1..69, where it reads the 4 - K % 4 floats before B.
-    """
-    return trans_b and M >= 2 and K < 8 and K % 4 != 0
-
-
-def upstream_b_route(b: np.ndarray) -> np.ndarray:
-    """`b`'s values in a new array preceded by :data:`B_GUARD` zeros (the product reads them as zero)."""
-    guarded = np.zeros(b.size + B_GUARD, np.float32)
-    guarded[B_GUARD:] = b.ravel()
-    return guarded[B_GUARD:].reshape(b.shape)
+    def _key(self) -> str:
+        return (f"M={self.M} N={self.N} K={self.K} trans_b={self.trans_b} const_b={self.const_b} "
+                f"bias={self._bias is not None} activation={self.activation!r}")
 
 
 def inner_product(x: Any, weight: Any, bias: Any = None, out: np.ndarray | None = None, *,

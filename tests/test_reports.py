@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shlex
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -13,12 +14,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from simdbind.conformance import deviations, report, runner
+from simdbind.conformance import deviations, report, runner, schema
 from simdbind.conformance.implementations import implementations
+from simdbind.conformance.report_html import html_report
 from tests.runner_doubles import Corrupting
-
-BROKEN = {"eltwise max n2 size17", "eltwise product n3 size12288"}
-
 
 @pytest.fixture(scope="module")
 def impls():
@@ -46,19 +45,35 @@ def clean(impls, catalogue):
     return make_run(impls, catalogue)
 
 
+def eltwise(run, op, count, size):
+    """The descriptor of the eltwise case with these parameters (whatever the descriptor grammar spells them)."""
+    for r in run.results:
+        if r.variant == op and re.search(rf"\b(n|count=){count}\b", r.descriptor) \
+                and re.search(rf"\bsize=?{size}\b", r.descriptor):
+            return r.descriptor
+    raise LookupError(f"no eltwise {op} case with {count} inputs of size {size}")
+
+
 @pytest.fixture(scope="module")
-def broken(impls, catalogue):
-    return make_run(impls, catalogue, BROKEN | {"eltwise sum n2 size1"})
+def names(clean):
+    """max_17: broken in the `broken` run; product_big: broken too; sum_1: broken and catalogued (TEST-SUM)."""
+    return {"max_17": eltwise(clean, "max", 2, 17), "product_big": eltwise(clean, "product", 3, 12288),
+            "sum_1": eltwise(clean, "sum", 2, 1), "min_17": eltwise(clean, "min", 3, 17)}
 
 
-def test_summary_names_failures_with_repro_and_totals(broken, impls):
+@pytest.fixture(scope="module")
+def broken(impls, catalogue, names):
+    return make_run(impls, catalogue, {names["max_17"], names["product_big"], names["sum_1"]})
+
+
+def test_summary_names_failures_with_repro_and_totals(broken, impls, names):
     text = report.format_summary(broken)
     assert re.search(r"eltwise +bundled-base +29 +2 +1 +0 .*<-- FAIL", text), text
-    assert f"FAIL {impls[0].name} eltwise max n2 size17: 1/17 outside exact" in text and "max ulp 100" in text
+    assert f"FAIL {impls[0].name} {names['max_17']}: 1/17 outside exact" in text and "max ulp 100" in text
     assert f"repro: simdbind conformance --library bundled --isa {impls[0].isa} --function eltwise --seed 5 " \
-           "--case 'eltwise max n2 size17'" in text
+           f"--case {shlex.quote(names['max_17'])}" in text
     assert f"known deviation TEST-SUM on {impls[0].name}: 1 case" in text
-    assert "XPASS" in text  # eltwise sum n3 size1 is catalogued but not broken
+    assert "XPASS" in text  # the sum of three inputs of size 1 is catalogued but not broken
     assert text.splitlines()[-1].startswith("56 passed, 4 failed, 0 skipped, 2 known deviations, "
                                             "2 catalogued deviations did not show in ")
 
@@ -77,22 +92,38 @@ def test_json_round_trip(broken, tmp_path):
         report.read_json(tmp_path / "x.json")
 
 
-def test_junit_counts_and_messages(broken, tmp_path, impls):
+def test_every_report_the_writer_makes_passes_the_schema(broken, clean, tmp_path):
+    """The writer's output, including infinite errors and an empty meta, reads back as the same run."""
+    infinite = runner.Run([runner.CaseResult(**{**r.__dict__}) for r in broken.results], 1.5, dict(broken.meta))
+    infinite.results[0].max_ulp = infinite.results[0].max_rel = float("inf")  # a NaN output where a number was due
+    for run in (broken, clean, infinite, runner.Run([runner.CaseResult("x", "f", "d", "g", "float32", "-", "skip")])):
+        again = schema.check_report(json.loads(json.dumps(report.to_json(run), default=str)))
+        assert again.results == run.results and again.seconds == run.seconds
+        assert {k: again.meta[k] for k in run.meta} == run.meta
+        assert report.read_json(report.write_json(run, tmp_path / "r.json")).results == run.results
+
+
+def test_junit_counts_and_messages(broken, tmp_path, impls, names):
     root = ET.parse(report.write_junit(broken, tmp_path / "r.xml")).getroot()
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == [f"conformance.{i.name}" for i in impls]
     suite = suites[0]
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors"), suite.get("skipped")) == \
         ("32", "2", "0", "1")
-    failure = suite.find("testcase[@name='eltwise max n2 size17']/failure")
+    failure = suite.find(f"testcase[@name='{names['max_17']}']/failure")
     assert failure.get("message").startswith("1/17 outside exact") and "repro: simdbind conformance" in failure.text
-    known = suite.find("testcase[@name='eltwise sum n2 size1']/skipped")
+    known = suite.find(f"testcase[@name='{names['sum_1']}']/skipped")
     assert known.get("type") == "pytest.xfail" and known.get("message") == "known deviation TEST-SUM"
 
 
-def test_markdown_matrix_and_failures(broken, impls):
+def test_markdown_matrix_and_failures(broken, impls, names):
     text = report.markdown(broken)
     assert text.startswith("## simdbind conformance: ❌ FAILED")
+    # what failed comes right after the totals, before the implementations and the matrix
+    assert text.index("### Failures (4)") < text.index("| implementation | kind |") < text.index("| function |")
+    assert f"| {impls[0].name} | `{names['max_17']}` | 1/17 outside exact" in text
+    assert f"`simdbind conformance --library bundled --isa {impls[0].isa} --function eltwise --seed 5 --case " \
+           f"{shlex.quote(names['max_17'])}` |" in text
     assert f"| function | variant | dtype | layout | group | {impls[0].name} | {impls[1].name} |" in text
     assert "| eltwise | max | float32 | - | main | ❌ 7/8 · 100 ulp | ❌ 7/8 · 100 ulp |" in text
     assert "| eltwise | sum | float32 | - | main | ⚠️ 7/8, 1 known" in text
@@ -119,7 +150,7 @@ class Anchors(HTMLParser):
             self.cells.append(attrs["class"])
 
 
-def test_html_is_self_contained_and_every_coloured_cell_links_to_its_cases(broken, clean, tmp_path):
+def test_html_is_self_contained_and_every_coloured_cell_links_to_its_cases(broken, clean, tmp_path, names):
     text = report.write_html(broken, tmp_path / "r.html").read_text()
     parser = Anchors()
     parser.feed(text)
@@ -127,31 +158,44 @@ def test_html_is_self_contained_and_every_coloured_cell_links_to_its_cases(broke
     assert parser.hrefs and all(h.startswith("#") and h[1:] in parser.ids for h in parser.hrefs)
     assert parser.cells.count("cell fail") == 4 and parser.cells.count("cell known") == 2
     assert parser.cells.count("cell pass") == 2
-    assert "eltwise max n2 size17" in text and "--case &#x27;eltwise max n2 size17&#x27;" in text
+    assert names["max_17"] in text and f"--case &#x27;{names['max_17']}&#x27;" in text
     assert "&lt;" not in re.sub(r"<[^>]+>", "", text.split("<main>")[0])  # nothing double-escaped in the header
     quiet = Anchors()
-    quiet.feed(report.html_report(clean))
-    assert set(quiet.cells) == {"cell pass", "cell xpass"} and "FAILED" not in report.html_report(clean)[:600]
+    quiet.feed(html_report(clean))
+    assert set(quiet.cells) == {"cell pass", "cell xpass"} and "FAILED" not in html_report(clean)[:600]
 
 
-def test_diff_finds_an_injected_regression_and_its_fix(impls, catalogue, clean, tmp_path):
-    regressed = make_run(impls, catalogue, {"eltwise min n3 size17"})
+def test_html_of_a_failing_run_opens_on_its_failures(broken, clean, names):
+    text = html_report(broken)
+    failures, matrix_at = text.index("<section class=failures id=failures>"), text.index("<table class=matrix>")
+    assert text.index("<div class=badges>") < failures < matrix_at  # right under the totals, before the matrix
+    listed = text[failures:text.index("</section>", failures)]
+    assert listed.count("<button class=copy") == 4 and listed.count(f"<code class=desc>{names['max_17']}</code>") == 2
+    assert f"--case &#x27;{names['max_17']}&#x27;" in listed and names["sum_1"] not in listed  # known is not failed
+    assert "<option value=fail selected>" in text  # the matrix filter starts on the failing rows
+    rows = re.findall(r"<tr class=row data-status=(\w+)", text)
+    assert rows.count("fail") == 2 and rows.count("deviation") == 1 and rows.count("ok") == 1
+    quiet = html_report(clean)
+    assert "class=failures" not in quiet and "<option value=all selected>" in quiet
+
+
+def test_diff_finds_an_injected_regression_and_its_fix(impls, catalogue, clean, tmp_path, names):
+    regressed = make_run(impls, catalogue, {names["min_17"]})
     d = report.diff(clean, regressed)
     assert [(o.status, r.status, r.implementation, r.descriptor) for o, r in d.regressions] == \
-        [("pass", "fail", impls[0].name, "eltwise min n3 size17"), ("pass", "fail", impls[1].name,
-                                                                      "eltwise min n3 size17")]
+        [("pass", "fail", impls[0].name, names["min_17"]), ("pass", "fail", impls[1].name, names["min_17"])]
     assert d.fixes == [] and d.new_failures == [] and d.failed
     back = report.diff(regressed, clean)
     assert len(back.fixes) == 2 and not back.regressions and not back.failed
     text = report.format_diff(d, "old.json", "new.json")
     assert text.startswith("conformance diff old.json -> new.json: 2 regressions, 0 fixes")
-    assert f"  {impls[0].name}  eltwise min n3 size17: pass -> fail" in text and "repro:" in text
+    assert f"  {impls[0].name}  {names['min_17']}: pass -> fail" in text and "repro:" in text
     # the same through the command line
     report.write_json(clean, tmp_path / "old.json")
     report.write_json(regressed, tmp_path / "new.json")
     cmd = [sys.executable, "-m", "simdbind", "conformance", "diff"]
     out = subprocess.run(cmd + [str(tmp_path / "old.json"), str(tmp_path / "new.json")], capture_output=True, text=True)
-    assert out.returncode == 1 and "REGRESSIONS (2):" in out.stdout and "eltwise min n3 size17" in out.stdout
+    assert out.returncode == 1 and "REGRESSIONS (2):" in out.stdout and names["min_17"] in out.stdout
     out = subprocess.run(cmd + [str(tmp_path / "new.json"), str(tmp_path / "old.json")], capture_output=True, text=True)
     assert out.returncode == 0 and "FIXES (2):" in out.stdout
     out = subprocess.run(cmd + [str(tmp_path / "old.json"), str(tmp_path / "missing.json")], capture_output=True,

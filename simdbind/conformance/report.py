@@ -8,17 +8,17 @@ import html
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from simdbind.conformance.runner import STATUSES, CaseResult, Run
-
-FORMAT = "simdbind-conformance/1"
+from simdbind.conformance.schema import FORMAT, read_report
 PACKAGES = ("simdbind", "numpy", "cffi", "hypothesis", "pytest", "ml_dtypes", "torch", "onnxruntime", "onnx")
 BAD = ("fail", "error")
 
@@ -124,13 +124,6 @@ class Cell:
     @property
     def bad(self) -> int:
         return self.counts["fail"] + self.counts["error"]
-
-
-def _as_result(r: CaseResult | dict[str, Any]) -> CaseResult:
-    if isinstance(r, CaseResult):
-        return r
-    names = {f.name for f in fields(CaseResult)}
-    return CaseResult(**{k: v for k, v in r.items() if k in names})
 
 
 def implementation_names(run: Run) -> list[str]:
@@ -256,11 +249,8 @@ def write_json(run: Run, path: str | Path) -> Path:
     return path
 
 
-def read_json(path: str | Path) -> Run:
-    data = json.loads(Path(path).read_text())
-    if "results" not in data:
-        raise ValueError(f"{path}: not a conformance report (no 'results')")
-    return Run([_as_result(r) for r in data["results"]], data.get("seconds", 0.0), data.get("meta", {}))
+#: A report file, checked (see `simdbind.conformance.schema`): raises `ReportError` naming the file.
+read_json = read_report
 
 
 # -- JUnit XML -----------------------------------------------------------------------------------------------------
@@ -318,49 +308,90 @@ def _md_cell(cell: Cell | None) -> str:
     return text + f" · {fmt_ulp(cell.max_ulp)} ulp"
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+_MD_SPECIAL = str.maketrans({"|": "\\|", "[": "\\[", "]": "\\]", "`": "\\`", "\\": "\\\\"})
+
+
+def _md_text(value: Any) -> str:
+    """Text for a Markdown table cell: one line, no HTML (report fields may come from another machine's file),
+    no link syntax, no cell break."""
+    line = " ".join(str(value).split())
+    return html.escape(line, quote=False).translate(_MD_SPECIAL)
+
+
+def _md_code(value: Any) -> str:
+    """A code span for a table cell: fenced with more backticks than the text holds, so nothing ends it early."""
+    line = " ".join(str(value).split()).replace("|", "\\|")
+    if not line:
+        return ""
+    fence = "`" * (max(map(len, re.findall("`+", line)), default=0) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{fence}{pad}{line}{pad}{fence}"
+
+
+def _md_failures(run: Run, limit: int) -> list[str]:
+    failed = [r for r in run.results if r.status in BAD]
+    if not failed:
+        return []
+    lines = [f"### Failures ({len(failed)})", "", "| implementation | case | detail | repro |", "|---|---|---|---|"]
+    for r in failed[:limit]:
+        detail = r.detail.splitlines()[0] if r.detail else r.status
+        lines.append(f"| {_md_text(r.implementation)} | {_md_code(r.descriptor)} | {_md_text(detail[:200])} "
+                     f"| {_md_code(r.repro)} |")
+    if len(failed) > limit:
+        lines.append(f"\n... and {len(failed) - limit} more (see the JSON report)")
+    return lines + [""]
+
+
+def _md_sources(run: Run) -> list[str]:
+    """The reports a merged run was made from."""
+    sources = run.meta.get("merged") or []
+    if not sources:
+        return []
+    lines = ["| report | machine | profile | seed | created | source | passed | failed |",
+             "|---|---|---|---|---|---|---|---|"]
+    for s in sources:
+        summary = s.get("summary", {})
+        lines.append(" | ".join(["", _md_code(s["file"]), _md_text(s["machine"])] + [
+            _md_text(s.get(k) if s.get(k) is not None else "") for k in ("profile", "seed", "created", "source")]
+            + [str(summary.get("pass", 0)), str(summary.get("fail", 0) + summary.get("error", 0)), ""]).strip())
+    return lines + [""]
 
 
 def markdown(run: Run, max_failures: int = 50) -> str:
+    """A Markdown page: the verdict, then what failed with repros, then the matrix and the known deviations."""
     env = run.meta.get("environment", {})
     t = totals(run)
     verdict = "❌ FAILED" if t["fail"] + t["error"] else "✅ passed"
+    filter_ = run.meta.get("filter")
     lines = [f"## simdbind conformance: {verdict}", "",
-             f"**{totals_line(run)}** · profile `{run.meta.get('profile')}` · seed `{run.meta.get('seed')}`"
-             + (f" · filter `{run.meta.get('filter')}`" if run.meta.get("filter") else ""), "",
-             "| implementation | kind | version | ISA | library |", "|---|---|---|---|---|"]
+             f"**{totals_line(run)}** · profile {_md_code(run.meta.get('profile'))} · seed "
+             f"{_md_code(run.meta.get('seed'))}" + (f" · filter {_md_code(filter_)}" if filter_ else ""), ""]
+    lines += _md_failures(run, max_failures)
+    lines += _md_sources(run)
+    lines += ["| implementation | kind | version | ISA | library |", "|---|---|---|---|---|"]
     for impl in env.get("implementations", []):
-        lines.append(f"| {impl['name']} | {impl.get('kind', '')} | {impl.get('version', '')} | {impl.get('isa', '')} "
-                     f"| `{impl.get('path', '')}` |")
+        lines.append(f"| {_md_text(impl['name'])} | {_md_text(impl.get('kind') or '')} | "
+                     f"{_md_text(impl.get('version') or '')} | {_md_text(impl.get('isa') or '')} "
+                     f"| {_md_code(impl.get('path') or '')} |")
     packages = ", ".join(f"{k} {v}" for k, v in env.get("packages", {}).items() if v != "not installed")
-    lines += ["", f"CPU: {env.get('cpu_model', '?')} · Python {env.get('python', '?')} · {packages}"
-              + (f" · source {env['source']}" if env.get("source") else ""), ""]
+    where = [f"CPU: {env.get('cpu_model') or '?'}", f"Python {env['python']}" if env.get("python") else "", packages,
+             f"source {env['source']}" if env.get("source") else ""]
+    lines += ["", _md_text(" · ".join(part for part in where if part)), ""]
     rows, impls, cells = matrix(run)
-    lines.append("| function | variant | dtype | layout | group | " + " | ".join(impls) + " |")
+    lines.append("| function | variant | dtype | layout | group | " + " | ".join(map(_md_text, impls)) + " |")
     lines.append("|---|---|---|---|---|" + "---|" * len(impls))
     for row in rows:
-        lines.append(f"| {row[1]} | {row[2]} | {row[3]} | {row[4]} | {row[5]} | "
+        lines.append("| " + " | ".join(map(_md_text, row[1:])) + " | "
                      + " | ".join(_md_cell(cells.get(row + (impl,))) for impl in impls) + " |")
     lines += ["", "Cells: passed/run · worst error in ULP. ✅ pass · ❌ failures · ⚠️ known deviations (catalogue) · "
               "🔷 catalogued deviation did not show · ⏭️ skipped.", ""]
-    failed = [r for r in run.results if r.status in BAD]
-    if failed:
-        lines += [f"### Failures ({len(failed)})", "", "| implementation | case | detail | repro |", "|---|---|---|---|"]
-        for r in failed[:max_failures]:
-            detail = r.detail.splitlines()[0] if r.detail else r.status
-            lines.append(f"| {r.implementation} | `{_md_escape(r.descriptor)}` | {_md_escape(detail[:200])} "
-                         f"| `{_md_escape(r.repro)}` |")
-        if len(failed) > max_failures:
-            lines.append(f"\n... and {len(failed) - max_failures} more (see the JSON report)")
-        lines.append("")
     known = Counter((r.deviation, r.implementation) for r in run.results if r.status == "known")
     xpass = Counter((r.deviation, r.implementation) for r in run.results if r.status == "xpass")
     if known or xpass:
         lines += ["### Known deviations", "", "| catalogue id | implementation | cases still deviating | cases that passed |",
                   "|---|---|---|---|"]
         for key in sorted(set(known) | set(xpass)):
-            lines.append(f"| {key[0]} | {key[1]} | {known[key]} | {xpass[key]} |")
+            lines.append(f"| {_md_text(key[0])} | {_md_text(key[1])} | {known[key]} | {xpass[key]} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -372,219 +403,10 @@ def write_markdown(run: Run, path: str | Path) -> Path:
 
 
 # -- HTML ----------------------------------------------------------------------------------------------------------
-_CSS = """
-:root { --pass:#1f9d55; --pass-bg:#e3f6ea; --fail:#c62828; --fail-bg:#fde4e4; --known:#b26a00; --known-bg:#fff1d6;
-        --xpass:#1565c0; --xpass-bg:#e1ecfb; --skip:#777; --skip-bg:#f0f0f0; --line:#d8dbe0; }
-* { box-sizing: border-box; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1d232b;
-       background: #fafbfc; }
-header { background: #1d2733; color: #fff; padding: 18px 28px 14px; }
-header h1 { margin: 0 0 4px; font-size: 21px; font-weight: 600; }
-header .sub { color: #b8c4d2; font-size: 13px; }
-main { padding: 18px 28px 40px; }
-.verdict { display: inline-block; padding: 2px 10px; border-radius: 12px; font-weight: 600; margin-right: 8px; }
-.verdict.ok { background: var(--pass); } .verdict.bad { background: var(--fail); }
-.badges { display: flex; gap: 10px; flex-wrap: wrap; margin: 0 0 14px; }
-.badge { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; min-width: 110px; }
-.badge b { display: block; font-size: 20px; } .badge span { color: #5b6572; font-size: 12px; }
-.badge.pass b { color: var(--pass); } .badge.fail b { color: var(--fail); } .badge.known b { color: var(--known); }
-.badge.xpass b { color: var(--xpass); } .badge.skip b { color: var(--skip); }
-details.env { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px 14px; margin-bottom: 14px; }
-details.env summary { cursor: pointer; font-weight: 600; }
-table { border-collapse: collapse; }
-table.kv td { padding: 2px 14px 2px 0; vertical-align: top; } table.kv td:first-child { color: #5b6572; }
-.controls { margin: 6px 0 10px; color: #39424e; display: flex; gap: 18px; align-items: center; flex-wrap: wrap; }
-.legend span { display: inline-block; padding: 1px 8px; border-radius: 4px; margin-right: 4px; font-size: 12px; }
-table.matrix { background: #fff; border: 1px solid var(--line); }
-table.matrix th, table.matrix td { border: 1px solid var(--line); padding: 5px 9px; text-align: left; }
-table.matrix thead th { background: #eef1f5; position: sticky; top: 0; z-index: 1; font-weight: 600; }
-table.matrix th.impl { text-align: center; min-width: 112px; }
-table.matrix th.impl small { display: block; font-weight: 400; color: #5b6572; }
-table.matrix td.fn { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-weight: 600; }
-table.matrix td.fn small { display: block; font-weight: 400; color: #5b6572; font-size: 11px; }
-table.matrix td.dim { color: #39424e; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 13px; }
-table.matrix td.tol { color: #5b6572; font-size: 12px; max-width: 120px; }
-td.cell { text-align: center; padding: 0 !important; min-width: 112px; }
-td.cell a, td.cell div { display: block; padding: 5px 8px; color: inherit; text-decoration: none; }
-td.cell b { font-size: 14px; } td.cell small { display: block; font-size: 11px; opacity: .85; }
-td.cell small.note { display: inline; margin-left: 4px; }
-td.cell small.worst { white-space: nowrap; font-size: 10.5px; }
-td.cell.skip small { max-width: 170px; margin: 0 auto; }
-td.cell.pass { background: var(--pass-bg); color: #145a32; } td.cell.fail { background: var(--fail-bg); color: #8e1b1b; }
-td.cell.known { background: var(--known-bg); color: #7a4a00; } td.cell.xpass { background: var(--xpass-bg); color: #0d3c78; }
-td.cell.skip { background: var(--skip-bg); color: #666; } td.cell.none { background: #fff; color: #bbb; }
-td.cell.fail a:hover, td.cell.known a:hover, td.cell.xpass a:hover { outline: 2px solid #1d2733; outline-offset: -2px; }
-body.onlybad tr.row.good { display: none; }
-section.cases { background: #fff; border: 1px solid var(--line); border-left: 5px solid var(--fail); border-radius: 6px;
-                margin: 14px 0; padding: 8px 14px; scroll-margin-top: 10px; }
-section.cases.known { border-left-color: var(--known); } section.cases.xpass { border-left-color: var(--xpass); }
-section.cases:target { box-shadow: 0 0 0 3px #ffcc33; }
-section.cases h3 { margin: 4px 0 8px; font-size: 15px; }
-table.list { width: 100%; } table.list td, table.list th { border-bottom: 1px solid #eceef1; padding: 4px 8px;
-           text-align: left; vertical-align: top; font-size: 13px; }
-table.list td.st { font-weight: 600; white-space: nowrap; }
-.st.fail, .st.error { color: var(--fail); } .st.known { color: var(--known); } .st.xpass { color: var(--xpass); }
-code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
-code.desc { font-weight: 600; font-size: 13px; }
-.repro { display: flex; gap: 6px; align-items: flex-start; margin-top: 3px; }
-.repro code { background: #f3f4f6; padding: 2px 6px; border-radius: 4px; overflow-wrap: anywhere; }
-table.list th:nth-child(1) { width: 16%; } table.list th:nth-child(2) { width: 50%; }
-button.copy { font-size: 11px; padding: 1px 7px; cursor: pointer; border: 1px solid var(--line); background: #fff;
-              border-radius: 4px; }
-.detail { color: #39424e; } .more { color: #5b6572; font-style: italic; }
-footer { color: #5b6572; font-size: 12px; margin-top: 30px; }
-"""
-
-_JS = """
-document.getElementById('onlybad').addEventListener('change', function (e) {
-  document.body.classList.toggle('onlybad', e.target.checked); });
-document.querySelectorAll('button.copy').forEach(function (b) {
-  b.addEventListener('click', function () {
-    var text = b.parentNode.querySelector('code').textContent;
-    if (navigator.clipboard) { navigator.clipboard.writeText(text); }
-    b.textContent = 'copied'; setTimeout(function () { b.textContent = 'copy'; }, 1200); }); });
-"""
-
-
-def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
-
-
-def _html_cell(cell: Cell | None, anchor: str | None) -> str:
-    if cell is None or not cell.counts:
-        return '<td class="cell none"><div>–</div></td>'
-    c = cell.counts
-    title = ", ".join(f"{n} {s}" for s, n in c.items() if n)
-    if cell.tolerances:
-        title += " · tolerance " + "; ".join(sorted(cell.tolerances))
-    skip_reasons = sorted({r.detail.splitlines()[0] for r in cell.results if r.status == "skip" and r.detail})
-    if skip_reasons:
-        title += " · skipped: " + "; ".join(skip_reasons[:3])
-    if cell.status == "skip":
-        reason = skip_reasons[0] if skip_reasons else ""
-        reason = reason if len(reason) <= 60 else reason[:57].rstrip() + "…"
-        body = "<b>skipped</b><small>" + _e(reason) + "</small>"
-    else:
-        passed = c["pass"] + c["xpass"]
-        main = f"{passed}/{cell.ran}"
-        notes = []
-        if cell.bad:
-            notes.append(f"{cell.bad} failed")
-        if c["known"]:
-            notes.append(f"{c['known']} known")
-        if c["xpass"]:
-            notes.append(f"{c['xpass']} xpass")
-        if c["skip"]:
-            notes.append(f"{c['skip']} skipped")
-        body = (f"<b>{_e(main)}</b>" + (f"<small class=note>{_e(', '.join(notes))}</small>" if notes else "")
-                + f"<small class=worst>≤ {_e(fmt_ulp(cell.max_ulp))} ulp · {_e(fmt_rel(cell.max_rel))} rel</small>")
-    inner = f'<a href="#{anchor}">{body}</a>' if anchor else f"<div>{body}</div>"
-    return f'<td class="cell {cell.status}" title="{_e(title)}">{inner}</td>'
-
-
-def html_report(run: Run, max_cases_per_cell: int = 200) -> str:
-    env = run.meta.get("environment", {})
-    t = totals(run)
-    rows, impls, cells = matrix(run)
-    impl_info = {i["name"]: i for i in env.get("implementations", [])}
-    bad = t["fail"] + t["error"]
-    out = ["<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
-           '<meta name=viewport content="width=device-width, initial-scale=1">',
-           f"<title>simdbind conformance: {'FAILED' if bad else 'passed'} ({_e(run.meta.get('profile', ''))})</title>",
-           f"<style>{_CSS}</style></head><body>",
-           "<header><h1>simdbind conformance</h1><div class=sub>"
-           f"<span class='verdict {'bad' if bad else 'ok'}'>{'FAILED' if bad else 'PASSED'}</span>"
-           f"profile <b>{_e(run.meta.get('profile', '?'))}</b> · seed <b>{_e(run.meta.get('seed', '?'))}</b>"
-           + (f" · filter <b>{_e(run.meta.get('filter'))}</b>" if run.meta.get("filter") else "")
-           + f" · {len(run.results)} case runs in {run.seconds:.1f} s · {_e(run.meta.get('created', ''))}"
-           + f" · {_e(env.get('cpu_model', ''))}</div></header><main>"]
-    out.append("<div class=badges>")
-    for status, label, value in (("pass", "passed", t["pass"]), ("fail", "failed", bad),
-                                 ("known", "known deviations", t["known"]),
-                                 ("xpass", "catalogued, passed", t["xpass"]), ("skip", "skipped", t["skip"])):
-        out.append(f"<div class='badge {status}'><b>{value}</b><span>{label}</span></div>")
-    out.append("</div>")
-    # environment
-    out.append("<details class=env><summary>Run details: implementations, libraries, packages</summary>"
-               "<table class=kv>")
-    for key, value in (("command", run.meta.get("command", "")), ("source", env.get("source", "")),
-                       ("python", env.get("python", "")), ("platform", env.get("platform", "")),
-                       ("cpu", env.get("cpu_model", "")), ("workers", run.meta.get("workers", ""))):
-        if value:
-            out.append(f"<tr><td>{_e(key)}</td><td><code>{_e(value)}</code></td></tr>")
-    for impl in env.get("implementations", []):
-        text = (f"{impl.get('kind', '')} {impl.get('version', '')} · isa {impl.get('isa', '')} · "
-                f"{impl.get('path', '')}")
-        if impl.get("available") not in (None, "yes"):
-            text += f" · {impl['available']}"
-        out.append(f"<tr><td>{_e(impl['name'])}</td><td><code>{_e(text)}</code></td></tr>")
-    packages = ", ".join(f"{k} {v}" for k, v in env.get("packages", {}).items())
-    out.append(f"<tr><td>packages</td><td><code>{_e(packages)}</code></td></tr></table></details>")
-    # matrix
-    out.append("<div class=controls><label><input type=checkbox id=onlybad> only rows with failures or deviations"
-               "</label><span class=legend>"
-               "<span style='background:var(--pass-bg)'>all pass</span><span style='background:var(--fail-bg)'>"
-               "failures</span><span style='background:var(--known-bg)'>known deviation</span>"
-               "<span style='background:var(--xpass-bg)'>catalogued, passed</span>"
-               "<span style='background:var(--skip-bg)'>skipped</span></span>"
-               "<span>cell: passed/run · worst error (ULP, relative); click a coloured cell for its cases</span></div>")
-    out.append("<table class=matrix><thead><tr><th>function</th><th>variant</th><th>dtype</th>"
-               "<th>layout</th><th>group</th><th>tolerance</th>")
-    for impl in impls:
-        info = impl_info.get(impl, {})
-        sub = (info.get("version", "") or info.get("available", "")).split(" (")[0]
-        out.append(f"<th class=impl>{_e(impl)}<small>{_e(sub)}</small></th>")
-    out.append("</tr></thead><tbody>")
-    sections = []
-    for number, row in enumerate(rows):
-        row_cells = [cells.get(row + (impl,)) for impl in impls]
-        good = all(c is None or c.status in ("pass", "skip", "none") for c in row_cells)
-        tolerances = sorted(set().union(*[c.tolerances for c in row_cells if c is not None]))
-        tol = tolerances[0] if len(tolerances) == 1 else (f"{len(tolerances)} tolerances" if tolerances else "")
-        out.append(f"<tr class='row {'good' if good else 'bad'}'><td class=fn><small>{_e(row[0])}</small>"
-                   f"{_e(row[1])}</td>" + "".join(f"<td class=dim>{_e(x)}</td>" for x in row[2:])
-                   + f"<td class=tol title='{_e('; '.join(tolerances))}'>{_e(tol)}</td>")
-        for column, (impl, cell) in enumerate(zip(impls, row_cells)):
-            listed = [r for r in (cell.results if cell else []) if r.status != "skip"]
-            anchor = f"cases-{number}-{column}" if listed else None
-            out.append(_html_cell(cell, anchor))
-            if anchor:
-                severity = 0 if cell.bad else (1 if cell.counts["known"] else 2)
-                sections.append((severity, len(sections), _html_section(anchor, row, impl, cell, listed,
-                                                                         max_cases_per_cell)))
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    if sections:
-        out.append("<h2>Cases that did not pass</h2>")
-        out.extend(text for _, _, text in sorted(sections))  # failures first, then known, then xpass
-    out.append(f"<footer>Generated by simdbind conformance ({FORMAT}). Each case reproduces alone with its repro "
-               "command; inputs are seeded from the run's seed and the case descriptor.</footer>")
-    out.append(f"</main><script>{_JS}</script></body></html>")
-    return "\n".join(out)
-
-
-def _html_section(anchor: str, row: tuple, impl: str, cell: Cell, listed: list[CaseResult], limit: int) -> str:
-    kind = "fail" if cell.bad else ("known" if cell.counts["known"] else "xpass")
-    title = " · ".join(x for x in row[1:] if x and x != "-") + f" on {impl}"
-    counts = ", ".join(f"{n} {s}" for s, n in cell.counts.items() if n)
-    parts = [f"<section class='cases {kind}' id='{anchor}'><h3>{_e(title)} <small>({_e(counts)})</small></h3>",
-             "<table class=list><tr><th>status</th><th>case and repro</th><th>detail</th></tr>"]
-    order = {"fail": 0, "error": 1, "known": 2, "xpass": 3}
-    for r in sorted(listed, key=lambda r: order.get(r.status, 9))[:limit]:
-        detail = r.detail.splitlines()[0] if r.detail else ""
-        deviation = f" <code>{_e(r.deviation)}</code>" if r.deviation else ""
-        parts.append(f"<tr><td class='st {r.status}'>{_e(r.status)}{deviation}</td><td><code class=desc>"
-                     f"{_e(r.descriptor)}</code><div class=repro><code>{_e(r.repro)}</code>"
-                     f"<button class=copy type=button>copy</button></div></td>"
-                     f"<td class=detail>{_e(detail[:400])}</td></tr>")
-    parts.append("</table>")
-    if len(listed) > limit:
-        parts.append(f"<p class=more>... and {len(listed) - limit} more in the JSON report</p>")
-    parts.append("</section>")
-    return "\n".join(parts)
-
-
 def write_html(run: Run, path: str | Path) -> Path:
+    """The one-file HTML page of the run (see `simdbind.conformance.report_html`)."""
+    from simdbind.conformance.report_html import html_report
+
     path = _prepare(path)
     path.write_text(html_report(run), encoding="utf-8")
     return path

@@ -1,0 +1,94 @@
+"""What every object that owns a C context shares: its lifetime, its lock, fork, copies and its repr.
+
+How the lifetime stays safe without bookkeeping that a signal could break:
+
+* The C context is a cffi pointer made with ``ffi.gc(pointer, SimdRelease)`` held in ``_handle``. A call reads it
+  into a local variable before it runs C; :meth:`NativeContext.close` only drops the object's own reference. The
+  context is released when its last reference goes, so a call in flight on another thread keeps it alive until it
+  returns, and there is no counter of calls in flight that an exception could leave wrong.
+* ``_lock`` (a plain ``threading.Lock``, None where calls may run at once) is only ever taken with ``with``: the
+  acquire is one C call and since CPython 3.11 no instruction separates it from the region whose exit releases it,
+  so a KeyboardInterrupt either arrives before the lock is held or is handled with it released.
+* A child made by ``fork`` has one thread; a lock that another thread of the parent held at the fork would stay held
+  there for ever, so every live context gets a fresh lock in the child (``os.register_at_fork``).
+* A copy would share the C context (closing either frees it under the other), so copy, deepcopy and pickle raise
+  :class:`~simdbind.errors.ContextCopyError`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from typing import Any
+
+from simdbind.errors import ContextClosedError, ContextCopyError
+
+__all__ = ["NativeContext"]
+
+#: Contexts that have a lock: the ones whose lock the child of a fork must replace.
+_LOCKED: "weakref.WeakSet[NativeContext]" = weakref.WeakSet()
+
+
+def _fresh_locks_in_child() -> None:
+    for context in list(_LOCKED):
+        context._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_locks_in_child)
+
+
+class NativeContext:
+    """Base class of the context classes: owns one C context (see the module's text for why it is built this way).
+
+    A subclass calls :meth:`_own` once its C context exists, reads the context for each C call with
+    :meth:`_live` (under ``_lock`` when it has one) and names itself in :meth:`_key` for the repr.
+    """
+
+    _handle: Any = None
+    _lock: threading.Lock | None = None
+    isa: str = ""
+
+    def _own(self, handle: Any, *, isa: str, serialised: bool) -> None:
+        """Take ownership of `handle` (an ``ffi.gc`` pointer); `serialised`: calls must not overlap."""
+        self.isa = isa
+        if serialised:
+            self._lock = threading.Lock()
+            _LOCKED.add(self)
+        self._handle = handle
+
+    def _live(self) -> Any:
+        """The C context for one call (keep it in a local variable for the call), or ContextClosedError."""
+        handle = self._handle
+        if handle is None:
+            raise ContextClosedError(f"{type(self).__name__}: the context is closed")
+        return handle
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    def close(self) -> None:
+        """Release the C context (idempotent). Calls that other threads have in flight finish first: the context
+        is released when the last of them returns. Later calls raise :class:`ContextClosedError`."""
+        self._handle = None
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        name = type(self).__name__
+        raise ContextCopyError(
+            f"{name}: a context cannot be copied or pickled: the copy would share its C context, and closing one "
+            f"would free it under the other; make a second context by calling {name}(...) again with the same "
+            "arguments (in another process, create it there)")
+
+    def _key(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._key()} isa={self.isa} {'closed' if self.closed else 'open'}>"

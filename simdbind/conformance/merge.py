@@ -1,0 +1,118 @@
+"""``simdbind conformance merge``: JSON reports of several machines or builds as one matrix.
+
+Each report's implementations become columns labelled "machine / implementation", grouped by machine (its CPU
+model; with the file name added when two reports from the same CPU name the same implementation), the way a CI
+matrix of runners publishes one conformance page. Report files are untrusted input, read through
+`simdbind.conformance.schema`: a bad one stops the merge with a one-line error naming it (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import shlex
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:  # the command line registers this module's parser; the suite loads only when it runs
+    from simdbind.conformance.runner import Run
+
+
+def _implementation_names(run: Run) -> list[str]:
+    names = [impl["name"] for impl in run.meta.get("environment", {}).get("implementations", [])]
+    return list(dict.fromkeys(names + [r.implementation for r in run.results]))
+
+
+def machine_labels(files: Sequence[str], runs: Sequence[Run]) -> list[str]:
+    """Each report's machine: its CPU model, and its file name too where that alone would not tell two columns
+    apart (two builds on one machine)."""
+    cpus = [run.meta.get("environment", {}).get("cpu_model") or "unknown CPU" for run in runs]
+    names = [Path(file).name for file in files]
+    names = names if len(set(names)) == len(names) else list(files)
+    seen: Counter = Counter()
+    for cpu, run in zip(cpus, runs):
+        seen.update((cpu, name) for name in _implementation_names(run))
+    return [f"{cpu} ({file})" if any(seen[(cpu, name)] > 1 for name in _implementation_names(run)) else cpu
+            for file, cpu, run in zip(names, cpus, runs)]
+
+
+def _common(values: Sequence[Any]) -> Any:
+    distinct = list(dict.fromkeys(v for v in values if v is not None))
+    return distinct[0] if len(distinct) == 1 else None
+
+
+def merge(files: Sequence[str], runs: Sequence[Run], command: str = "") -> Run:
+    """One run whose columns are every report's implementations, labelled by machine."""
+    from simdbind.conformance.runner import STATUSES, Run
+    from simdbind.conformance.schema import FORMAT
+
+    machines = machine_labels(files, runs)
+    order = list(dict.fromkeys(machines))
+    inputs = sorted(range(len(runs)), key=lambda i: (order.index(machines[i]), i))  # a machine's columns side by side
+    results, implementations, sources = [], [], []
+    for i in inputs:
+        run, machine = runs[i], machines[i]
+        env = run.meta.get("environment", {})
+        described = {impl["name"]: impl for impl in env.get("implementations", [])}
+        for name in _implementation_names(run):
+            implementations.append({**described.get(name, {}), "name": f"{machine} / {name}", "implementation": name,
+                                    "machine": machine})
+        results += [replace(r, implementation=f"{machine} / {r.implementation}") for r in run.results]
+        sources.append({"file": files[i], "machine": machine, "cpu_model": env.get("cpu_model") or "",
+                        "profile": run.meta.get("profile"), "seed": run.meta.get("seed"),
+                        "created": run.meta.get("created"), "command": run.meta.get("command"),
+                        "source": env.get("source"),
+                        "summary": {s: sum(r.status == s for r in run.results) for s in STATUSES}})
+    profiles = list(dict.fromkeys(run.meta.get("profile") for run in runs if run.meta.get("profile")))
+    meta = {"format": FORMAT, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": command, "profile": ", ".join(profiles) or None,
+            "seed": _common([run.meta.get("seed") for run in runs]),
+            "environment": {"cpu_model": "; ".join(order), "implementations": implementations},
+            "merged": sources}
+    return Run(results, sum(run.seconds for run in runs), meta)
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "merge", help="combine JSON reports of several machines or builds into one matrix",
+        description="Combine JSON reports (e.g. one per CI runner) into one matrix whose columns are each machine's "
+                    "implementations, and write it as HTML, Markdown or JSON.")
+    parser.add_argument("reports", nargs="+", metavar="REPORT.json")
+    parser.add_argument("--report-html", default=None, metavar="FILE", help="write the merged HTML matrix")
+    parser.add_argument("--report-md", default=None, metavar="FILE", help="write the merged Markdown page")
+    parser.add_argument("--report-json", default=None, metavar="FILE", help="write the merged JSON report")
+    parser.set_defaults(handler=main)
+    return parser
+
+
+def main(args: argparse.Namespace) -> int:
+    from simdbind.conformance import report
+    from simdbind.conformance.schema import ReportError, read_report
+
+    if len(set(args.reports)) != len(args.reports):
+        twice = next(f for f in args.reports if args.reports.count(f) > 1)
+        print(f"simdbind: conformance merge: {twice}: given twice", file=sys.stderr)
+        return 2
+    try:
+        runs = [read_report(path) for path in args.reports]
+    except ReportError as error:
+        print(f"simdbind: conformance merge: {error}", file=sys.stderr)
+        return 2
+    command = shlex.join(["simdbind", "conformance", "merge", *args.reports])
+    merged = merge(args.reports, runs, command)
+    writers = ((args.report_json, report.write_json), (args.report_md, report.write_markdown),
+               (args.report_html, report.write_html))
+    try:
+        written = [str(write(merged, path)) for path, write in writers if path]
+    except OSError as error:
+        print(f"simdbind: conformance merge: {error.filename}: cannot write it: {error.strerror}", file=sys.stderr)
+        return 2
+    columns = merged.meta["environment"]["implementations"]
+    print(f"merged {len(runs)} reports: {len(columns)} columns on {len(set(c['machine'] for c in columns))} "
+          f"machines, {report.totals_line(merged)}")
+    if written:
+        print(f"reports: {', '.join(written)}")
+    return 0
