@@ -1,8 +1,8 @@
 """``simdbind conformance merge``: JSON reports of several machines or builds as one matrix.
 
-Each report's implementations become columns labelled "machine / implementation", grouped by machine (its CPU
-model; with the file name added when two reports from the same CPU name the same implementation), the way a CI
-matrix of runners publishes one conformance page. Report files are untrusted input, read through
+Each report's implementations become columns labelled "machine / implementation", grouped under their machine
+(its CPU model), the way a CI matrix of runners publishes one conformance page; when two reports from one machine
+name the same implementation (two builds), their columns add the report's file name. Report files are untrusted input, read through
 `simdbind.conformance.schema`: a bad one stops the merge with a one-line error naming it (exit 2).
 """
 
@@ -26,17 +26,21 @@ def _implementation_names(run: Run) -> list[str]:
     return list(dict.fromkeys(names + [r.implementation for r in run.results]))
 
 
-def machine_labels(files: Sequence[str], runs: Sequence[Run]) -> list[str]:
-    """Each report's machine: its CPU model, and its file name too where that alone would not tell two columns
-    apart (two builds on one machine)."""
-    cpus = [run.meta.get("environment", {}).get("cpu_model") or "unknown CPU" for run in runs]
+def machines(runs: Sequence[Run]) -> list[str]:
+    """Each report's machine: its CPU model."""
+    return [run.meta.get("environment", {}).get("cpu_model") or "unknown CPU" for run in runs]
+
+
+def builds(files: Sequence[str], runs: Sequence[Run]) -> list[str]:
+    """What tells each report's columns apart from another report's of the same machine and implementation (two
+    builds on one machine): its file name, or "" when nothing needs telling apart."""
     names = [Path(file).name for file in files]
     names = names if len(set(names)) == len(names) else list(files)
     seen: Counter = Counter()
-    for cpu, run in zip(cpus, runs):
-        seen.update((cpu, name) for name in _implementation_names(run))
-    return [f"{cpu} ({file})" if any(seen[(cpu, name)] > 1 for name in _implementation_names(run)) else cpu
-            for file, cpu, run in zip(names, cpus, runs)]
+    for machine, run in zip(machines(runs), runs):
+        seen.update((machine, name) for name in _implementation_names(run))
+    return [name if any(seen[(machine, impl)] > 1 for impl in _implementation_names(run)) else ""
+            for name, machine, run in zip(names, machines(runs), runs)]
 
 
 def _common(values: Sequence[Any]) -> Any:
@@ -49,18 +53,19 @@ def merge(files: Sequence[str], runs: Sequence[Run], command: str = "") -> Run:
     from simdbind.conformance.runner import STATUSES, Run
     from simdbind.conformance.schema import FORMAT
 
-    machines = machine_labels(files, runs)
-    order = list(dict.fromkeys(machines))
-    inputs = sorted(range(len(runs)), key=lambda i: (order.index(machines[i]), i))  # a machine's columns side by side
+    cpus, labels = machines(runs), builds(files, runs)
+    order = list(dict.fromkeys(cpus))
+    inputs = sorted(range(len(runs)), key=lambda i: (order.index(cpus[i]), i))  # a machine's columns side by side
     results, implementations, sources = [], [], []
     for i in inputs:
-        run, machine = runs[i], machines[i]
+        run, machine = runs[i], cpus[i]
         env = run.meta.get("environment", {})
         described = {impl["name"]: impl for impl in env.get("implementations", [])}
-        for name in _implementation_names(run):
-            implementations.append({**described.get(name, {}), "name": f"{machine} / {name}", "implementation": name,
+        shown = {name: name + (f" ({labels[i]})" if labels[i] else "") for name in _implementation_names(run)}
+        for name, text in shown.items():
+            implementations.append({**described.get(name, {}), "name": f"{machine} / {text}", "implementation": text,
                                     "machine": machine})
-        results += [replace(r, implementation=f"{machine} / {r.implementation}") for r in run.results]
+        results += [replace(r, implementation=f"{machine} / {shown[r.implementation]}") for r in run.results]
         sources.append({"file": files[i], "machine": machine, "cpu_model": env.get("cpu_model") or "",
                         "profile": run.meta.get("profile"), "seed": run.meta.get("seed"),
                         "created": run.meta.get("created"), "command": run.meta.get("command"),
