@@ -1,6 +1,6 @@
 """Argument checks shared by every wrapper. Each raises before any C code runs, naming the argument and the rule."""
 
-# How to keep a wrapper fast (issue 8's budget: a tiny call costs at most 1.5x the raw cffi call + 1 us; measure
+# How to keep a wrapper fast (the overhead budget: a tiny call costs at most 1.5x the raw cffi call + 1 us; measure
 # with `simdbind bench --functions overhead --timer thread`). Costs below are per operation on the 2-core EPYC
 # these were measured on (Python 3.11, NumPy 2.4, cffi 2.1): every attribute, comparison or call is 25-90 ns, so
 # count them.
@@ -36,16 +36,164 @@
 
 from __future__ import annotations
 
+import math
 import operator
-from typing import Any, Sequence
+import os
+from typing import Any, Iterable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
+from simdbind.enums import TensorFormat, did_you_mean
 from simdbind.errors import ArgumentError, DTypeError, FunctionNotAvailableError, LibraryError
 
+# -- the argument vocabulary ------------------------------------------------------------------------------------
+# Every wrapper checks its arguments with these functions, so that each rule lives here once: sizes, flags, float
+# parameters, layouts, pads, dtypes (with byte order), input arrays, `out` and its overlap with every array that is
+# read, and the library argument. Each raises a SimdBindError naming the argument and the rule.
 
-def input_array(value: Any, name: str, dtype: np.dtype | type) -> np.ndarray:
-    """`value` as a C-contiguous array of exactly `dtype`.
+#: A float32 array, as the wrappers take and return it.
+FloatArray = npt.NDArray[np.float32]
+
+#: Largest size, count or geometry value accepted: the largest ssize_t, so that no arithmetic on it overflows
+#: size_t in C and NumPy never raises OverflowError.
+MAX_SIZE = 2 ** 63 - 1
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def size_arg(value: Any, name: str, *, minimum: int = 0, maximum: int | None = MAX_SIZE) -> int:
+    """An integer argument (Python or NumPy int, not bool or float) in ``[minimum, maximum]`` (``maximum=None``:
+    unbounded, for a value the wrapper clamps before C sees it)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ArgumentError(f"{name}: must be an integer, got {value!r}")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise ArgumentError(f"{name}: must be an integer, got {value!r}") from None
+    if number < minimum:
+        raise ArgumentError(f"{name}: must be >= {minimum}, got {number}")
+    if maximum is not None and number > maximum:
+        raise ArgumentError(f"{name}: must be <= {maximum}, got {number}")
+    return number
+
+
+def flag(value: Any, name: str) -> bool:
+    """A bool argument (Python or NumPy bool; not an int, which usually means a misplaced positional argument)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentError(f"{name}: must be a bool, got {value!r}")
+    return bool(value)
+
+
+def real(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """A float parameter: a real number (not bool), finite (infinities only where `allow_inf`), NaN never, and
+    within float32's range, since the C side reads it as a float (README, "Arguments")."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ArgumentError(f"{name}: must be a real number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ArgumentError(f"{name}: must fit in float32 (|value| <= {_FLOAT32_MAX:.6g}), got {value!r}") from None
+    if math.isnan(number) or (math.isinf(number) and not allow_inf):
+        rule = "must not be NaN" if allow_inf else "must be finite"
+        raise ArgumentError(f"{name}: {rule}, got {number!r}")
+    if math.isfinite(number) and abs(number) > _FLOAT32_MAX:
+        raise ArgumentError(f"{name}: must fit in float32 (|value| <= {_FLOAT32_MAX:.6g}), got {number!r}")
+    return number
+
+
+def finite_array(array: np.ndarray, name: str) -> np.ndarray:
+    """`array` (float parameters, e.g. lrn's k or prelu slopes) when every value is finite (:func:`real`'s rule)."""
+    if array.size and not np.isfinite(array).all():
+        raise ArgumentError(f"{name}: every value must be finite, got {array[~np.isfinite(array)].flat[0]!r}")
+    return array
+
+
+_LAYOUTS = {"nchw": TensorFormat.NCHW, "nhwc": TensorFormat.NHWC}
+
+
+def layout(value: Any, name: str = "layout") -> TensorFormat:
+    """A tensor layout: :class:`TensorFormat` or the string ``"nchw"``/``"nhwc"`` in any case."""
+    if isinstance(value, TensorFormat):
+        return value
+    if isinstance(value, str):
+        found = _LAYOUTS.get(value.strip().lower())
+        if found is not None:
+            return found
+    raise ArgumentError(f"{name}: must be 'nchw', 'nhwc' or a TensorFormat, got {value!r}"
+                        f"{did_you_mean(value, list(_LAYOUTS))}")
+
+
+def yx_pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
+    """A geometry argument (kernel, stride, ...): an int for both axes, or a (y, x) pair of ints, each >= minimum."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ArgumentError(f"{name}: must be an int or a (y, x) pair, got {value!r}")
+        return (size_arg(value[0], f"{name}[0]", minimum=minimum), size_arg(value[1], f"{name}[1]", minimum=minimum))
+    number = size_arg(value, name, minimum=minimum)
+    return number, number
+
+
+def begin_end(value: Any, name: str) -> tuple[int, int]:
+    """The pads of one axis: an int (both sides) or a (begin, end) pair of ints >= 0."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ArgumentError(f"{name}: must be an int or a (begin, end) pair, got {value!r}")
+        return (size_arg(value[0], f"{name}[0]"), size_arg(value[1], f"{name}[1]"))
+    number = size_arg(value, name)
+    return number, number
+
+
+#: Every accepted spelling of 2D pads (see :func:`pads`).
+Pads = int | tuple[int, int] | tuple[tuple[int, int], tuple[int, int]] | tuple[int, int, int, int]
+
+
+def pads(value: Any, name: str = "pad") -> tuple[tuple[int, int], tuple[int, int]]:
+    """``((top, bottom), (left, right))`` from any accepted spelling of 2D pads: ``p``; ``(py, px)``;
+    ``((top, bottom), (left, right))``; or ONNX's ``(top, left, bottom, right)``. Every pad is an int >= 0."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 4 and not any(isinstance(v, (tuple, list)) for v in value):
+            top, left, bottom, right = (size_arg(v, f"{name}[{i}]") for i, v in enumerate(value))
+            return (top, bottom), (left, right)
+        if len(value) == 2:
+            return begin_end(value[0], f"{name}[0]"), begin_end(value[1], f"{name}[1]")
+        raise ArgumentError(f"{name}: must be an int, (y, x), ((top, bottom), (left, right)) or "
+                            f"(top, left, bottom, right), got {value!r}")
+    number = size_arg(value, name)
+    return (number, number), (number, number)
+
+
+def native(dtype: np.dtype, name: str) -> np.dtype:
+    """`dtype` when its byte order is the machine's: C reads the bytes as they lie, so a swapped array would be
+    computed on garbage."""
+    if not dtype.isnative:
+        raise DTypeError(f"{name}: must be in native byte order, got {dtype.str} (use array.astype(array.dtype."
+                         "newbyteorder('=')))")
+    return dtype
+
+
+def is_bf16(dtype: np.dtype) -> bool:
+    """Whether `dtype` carries bfloat16: ``ml_dtypes.bfloat16`` or raw ``uint16`` bit patterns (any byte order:
+    :func:`native` refuses the swapped ones)."""
+    return dtype.itemsize == 2 and (dtype.name == "bfloat16" or dtype.kind == "u")
+
+
+def any_array(value: Any, name: str) -> np.ndarray:
+    """`value` as a C-contiguous ndarray of native byte order, any dtype (the caller checks which)."""
+    if not isinstance(value, np.ndarray):
+        try:
+            value = np.asarray(value)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise DTypeError(f"{name}: must be an array, got {type(value).__name__} ({error})") from None
+        if value.dtype == object:
+            raise DTypeError(f"{name}: must be an array of numbers, got {type(value).__name__} of objects")
+    native(value.dtype, name)
+    if not value.flags.c_contiguous:
+        value = np.ascontiguousarray(value)
+    return value
+
+
+def input_array(value: Any, name: str, dtype: npt.DTypeLike) -> np.ndarray:
+    """`value` as a C-contiguous array of exactly `dtype` (native byte order).
 
     Non-array values (lists, scalars) are converted to `dtype`; arrays of another dtype are refused rather than
     cast, because a silent cast changes results. Non-contiguous arrays are copied (inputs are only read).
@@ -56,26 +204,31 @@ def input_array(value: Any, name: str, dtype: np.dtype | type) -> np.ndarray:
     if not isinstance(value, np.ndarray):
         try:
             value = np.asarray(value, dtype=dtype)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, OverflowError) as error:
             raise DTypeError(f"{name}: must be an array of {dtype}, got {type(value).__name__} ({error})") from None
-    elif value.dtype != dtype:
-        raise DTypeError(f"{name}: must have dtype {dtype}, got {value.dtype}")
+    else:
+        native(value.dtype, name)
+        if value.dtype != dtype:
+            raise DTypeError(f"{name}: must have dtype {dtype}, got {value.dtype}")
     if not value.flags.c_contiguous:
         value = np.ascontiguousarray(value)
     return value
 
 
-def output_array(out: Any, name: str, shape: tuple[int, ...], dtype: np.dtype | type,
-                 inputs: Sequence[np.ndarray] = ()) -> np.ndarray:
+def output_array(out: Any, name: str, shape: tuple[int, ...], dtype: npt.DTypeLike,
+                 reads: Iterable[tuple[str, np.ndarray | None]] = ()) -> np.ndarray:
     """A ready output: a new array, or `out` checked for dtype, shape, contiguity, writability and overlap.
 
-    `inputs` lists arrays that `out` must not overlap (the C code would read what it already wrote).
+    `reads` names every array the call reads (data inputs, weights, bias, coefficients, indices...): `out` must
+    overlap none of them, since C would read what it already wrote. Exact in-place use, where a function allows
+    it, is checked by the caller before.
     """
     if out is None:
         return np.empty(shape, dtype)
     dtype = np.dtype(dtype)
     if not isinstance(out, np.ndarray):
         raise ArgumentError(f"{name}: must be a numpy.ndarray, got {type(out).__name__}")
+    native(out.dtype, name)
     if out.dtype != dtype:
         raise DTypeError(f"{name}: must have dtype {dtype}, got {out.dtype}")
     if out.shape != tuple(shape):
@@ -84,10 +237,23 @@ def output_array(out: Any, name: str, shape: tuple[int, ...], dtype: np.dtype | 
         raise ArgumentError(f"{name}: must be C-contiguous (results are written in place)")
     if not out.flags.writeable:
         raise ArgumentError(f"{name}: must be writeable")
-    for other in inputs:
-        if np.may_share_memory(out, other):
-            raise ArgumentError(f"{name}: must not overlap an input that is read after {name} is written")
+    for other_name, other in reads:
+        if other is not None and np.may_share_memory(out, other):
+            raise ArgumentError(f"{name}: must not overlap {other_name}, which is read while {name} is written")
     return out
+
+
+def library_arg(library: Any) -> Any:
+    """The library to call: `library`, or the default one when None. A name or path (``"bundled"``,
+    ``"libSimd.so"``) is refused rather than loaded again on every call: load it once with :func:`simdbind.load`."""
+    from simdbind.library import default_library
+
+    if library is None:
+        return default_library()
+    if isinstance(library, (str, bytes, os.PathLike)) or not hasattr(library, "function"):
+        raise ArgumentError(f"library: must be a simdbind.Library or None, got {type(library).__name__} "
+                            f"{library!r} (load it once: simdbind.load({library!r}), and pass the result)")
+    return library
 
 
 #: Elements above which a buffer size reported by a library is taken as a defect, not allocated: 2**40 floats
@@ -102,19 +268,6 @@ def reported_size(value: int, function: str, library: Any) -> int:
         raise LibraryError(f"{function} of {getattr(library, 'path', library)} reported {value} elements: not a "
                            f"real buffer size (limit {ABSURD_BUFFER}); the library misbehaves")
     return value
-
-
-def size_arg(value: Any, name: str, *, minimum: int = 0) -> int:
-    """An integer argument (Python or NumPy int, not bool or float) that is at least `minimum`."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ArgumentError(f"{name}: must be an integer, got {value!r}")
-    try:
-        number = operator.index(value)
-    except TypeError:
-        raise ArgumentError(f"{name}: must be an integer, got {value!r}") from None
-    if number < minimum:
-        raise ArgumentError(f"{name}: must be >= {minimum}, got {number}")
-    return number
 
 
 # -- fast-path helpers (bench: the per-call overhead budget, see the comment at the top) ----------------------
@@ -152,16 +305,6 @@ def bindings(library: Any) -> Bindings:
     if found is None:
         found = library._bindings = Bindings(library)
     return found
-
-
-def yx_pair(value: Any, name: str, minimum: int) -> tuple[int, int]:
-    """A geometry argument (kernel, stride, ...): an int for both axes, or a (y, x) pair of ints, each >= minimum."""
-    if isinstance(value, (tuple, list)):
-        if len(value) != 2:
-            raise ArgumentError(f"{name}: must be an int or a (y, x) pair, got {value!r}")
-        return (size_arg(value[0], f"{name}[0]", minimum=minimum), size_arg(value[1], f"{name}[1]", minimum=minimum))
-    number = size_arg(value, name, minimum=minimum)
-    return number, number
 
 
 # -- C-side fast path (bench, issue 8): simdbind._fastcall, see "How to keep a wrapper fast" above --------------

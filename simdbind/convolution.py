@@ -16,17 +16,19 @@ import threading
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from simdbind import _routes
-from simdbind._checks import input_array, output_array, reported_size, size_arg, yx_pair
+from simdbind._checks import (FloatArray, Pads, input_array, layout as layout_arg, library_arg, native, output_array,
+                              pads as pads_arg, reported_size, size_arg, yx_pair)
 from simdbind._context import NativeContext
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
-from simdbind.library import Library, default_library
+from simdbind.enums import TensorFormat
+from simdbind.library import Library
 
 __all__ = ["Convolution32f", "conv2d", "convert_weight"]
 
-_LAYOUTS = {"nchw": 0, "nhwc": 1}
 _WEIGHT_NAMES = {"nchw": "nchw", "oihw": "nchw", "nhwc": "nhwc", "hwio": "nhwc"}
 
 
@@ -34,23 +36,35 @@ _WEIGHT_NAMES = {"nchw": "nchw", "oihw": "nchw", "nhwc": "nhwc", "hwio": "nhwc"}
 SRC_GUARD = 16
 
 
-def _layout(value: Any, name: str = "layout") -> str:
-    if isinstance(value, str) and value.strip().lower() in _LAYOUTS:
-        return value.strip().lower()
-    raise ArgumentError(f"{name}: must be 'nchw' or 'nhwc', got {value!r}")
+def _layout(value: Any) -> str:
+    """The layout's name, "nchw" or "nhwc" (the vocabulary's :func:`~simdbind._checks.layout` decides)."""
+    return layout_arg(value).name.lower()
 
 
 def _pads(value: Any) -> tuple[int, int, int, int]:
-    """pad as (top, left, bottom, right), from an int, a (y, x) pair or the 4-tuple itself."""
-    if isinstance(value, (tuple, list)):
-        if len(value) == 2:
-            y, x = yx_pair(value, "pad", 0)
-            return y, x, y, x
-        if len(value) == 4:
-            return tuple(size_arg(v, f"pad[{i}]", minimum=0) for i, v in enumerate(value))  # type: ignore[return-value]
-        raise ArgumentError(f"pad: must be an int, a (y, x) pair or (top, left, bottom, right), got {value!r}")
-    number = size_arg(value, "pad", minimum=0)
-    return number, number, number, number
+    """pad as the C side takes it, (top, left, bottom, right), from any spelling :func:`~simdbind._checks.pads`
+    accepts."""
+    (top, bottom), (left, right) = pads_arg(value)
+    return top, left, bottom, right
+
+
+def _weight_shape(layout: str, dst_c: int, group_c: int, k_y: int, k_x: int) -> tuple[int, int, int, int]:
+    """The weight shape of `layout`: OIHW for "nchw", HWIO for "nhwc"."""
+    return (dst_c, group_c, k_y, k_x) if layout == "nchw" else (k_y, k_x, group_c, dst_c)
+
+
+_WEIGHT_LAYOUTS = {"nchw": "OIHW (dstC, srcC/group, kY, kX)", "nhwc": "HWIO (kY, kX, srcC/group, dstC)"}
+
+
+def _weight_mistake(layout: str, shape: tuple[int, ...], expected: tuple[int, int, int, int]) -> ArgumentError:
+    """The error for weights of the wrong shape, naming the layout mistake when they have the other layout's."""
+    other = "nhwc" if layout == "nchw" else "nchw"
+    message = f"weight: must have shape {expected}, {_WEIGHT_LAYOUTS[layout]} for layout={layout!r}, got {shape}"
+    swapped = (2, 3, 1, 0) if layout == "nchw" else (3, 2, 0, 1)  # expected's axes in the other layout's order
+    if shape == tuple(expected[i] for i in swapped):
+        message += (f": that is the {_WEIGHT_LAYOUTS[other].split()[0]} shape of layout={other!r}; pass "
+                    f"layout={other!r}, or convert the weights with convert_weight(weight, {other!r}, {layout!r})")
+    return ArgumentError(message)
 
 
 def convert_weight(weight: Any, source: str, target: str) -> np.ndarray:
@@ -117,9 +131,9 @@ class Convolution32f(NativeContext):
 
     def __init__(self, src_shape: Sequence[int], out_channels: int, kernel: int | Sequence[int], *,
                  stride: int | Sequence[int] = 1, dilation: int | Sequence[int] = 1,
-                 pad: int | Sequence[int] = 0, group: int = 1, activation: Any = "identity", params: Any = None,
-                 layout: str = "nchw", batch: int = 1, weight: Any, bias: Any = None,
-                 library: Library | None = None) -> None:
+                 pad: Pads = 0, group: int = 1, activation: Any = "identity", params: Any = None,
+                 layout: str | TensorFormat = "nchw", batch: int = 1, weight: ArrayLike,
+                 bias: ArrayLike | None = None, library: Library | None = None) -> None:
         layout = _layout(layout)
         batch = size_arg(batch, "batch", minimum=1)
         if not isinstance(src_shape, (tuple, list)) or len(src_shape) not in (3, 4):
@@ -145,12 +159,10 @@ class Convolution32f(NativeContext):
         dst_w = self._output_size("x", src_w, k_x, s_x, d_x, left, right)
         act_value, act_params = resolve(activation, params, dst_c, argument="activation")
 
-        weight_shape = (dst_c, src_c // group, k_y, k_x) if layout == "nchw" else (k_y, k_x, src_c // group, dst_c)
+        weight_shape = _weight_shape(layout, dst_c, src_c // group, k_y, k_x)
         weight_array = input_array(weight, "weight", np.float32)
         if weight_array.shape != weight_shape:
-            expected = "OIHW (dstC, srcC/group, kY, kX)" if layout == "nchw" else "HWIO (kY, kX, srcC/group, dstC)"
-            raise ArgumentError(f"weight: must have shape {weight_shape}, {expected} for layout {layout!r}, "
-                                f"got {weight_array.shape}")
+            raise _weight_mistake(layout, weight_array.shape, weight_shape)
         bias_array = None
         if bias is not None:
             bias_array = input_array(bias, "bias", np.float32)
@@ -168,11 +180,12 @@ class Convolution32f(NativeContext):
         self.dst_shape = (dst_c, dst_h, dst_w) if layout == "nchw" else (dst_h, dst_w, dst_c)
         self.in_channels, self.out_channels = src_c, dst_c
 
-        self.library = library = library or default_library()
+        self.library = library = library_arg(library)
         ffi = library.ffi
         conv = ffi.new("SimdConvolutionParameters *")
-        fields = dict(srcC=src_c, srcH=src_h, srcW=src_w, srcT=0, srcF=_LAYOUTS[layout], dstC=dst_c, dstH=dst_h,
-                      dstW=dst_w, dstT=0, dstF=_LAYOUTS[layout], kernelY=k_y, kernelX=k_x, dilationY=d_y,
+        fmt = int(TensorFormat[layout.upper()])
+        fields = dict(srcC=src_c, srcH=src_h, srcW=src_w, srcT=0, srcF=fmt, dstC=dst_c, dstH=dst_h,
+                      dstW=dst_w, dstT=0, dstF=fmt, kernelY=k_y, kernelX=k_x, dilationY=d_y,
                       dilationX=d_x, strideY=s_y, strideX=s_x, padY=top, padX=left, padH=bottom, padW=right,
                       group=group, activation=act_value)
         for key, value in fields.items():
@@ -255,7 +268,8 @@ class Convolution32f(NativeContext):
         return (self.batch, *self.dst_shape)
 
     # -- running -----------------------------------------------------------------------------------------------
-    def forward(self, x: Any, out: np.ndarray | None = None, buffer: np.ndarray | None = None) -> np.ndarray:
+    def forward(self, x: ArrayLike, *, out: FloatArray | None = None,
+                buffer: FloatArray | None = None) -> FloatArray:
         """Convolve a batch (``SimdSynetConvolution32fForward``).
 
         Parameters
@@ -283,6 +297,7 @@ class Convolution32f(NativeContext):
         if buffer is not None:
             if not isinstance(buffer, np.ndarray):
                 raise ArgumentError(f"buffer: must be a numpy.ndarray, got {type(buffer).__name__}")
+            native(buffer.dtype, "buffer")
             if buffer.dtype != np.float32:
                 raise DTypeError(f"buffer: must have dtype float32, got {buffer.dtype}")
             if not buffer.flags.c_contiguous or not buffer.flags.writeable:
@@ -293,7 +308,7 @@ class Convolution32f(NativeContext):
             if np.may_share_memory(buffer, src):
                 raise ArgumentError("buffer: must not overlap x")
             scratch = buffer
-        out = output_array(out, "out", out_shape, np.float32, [src])
+        out = output_array(out, "out", out_shape, np.float32, [("x", src)])
         if scratch is not None and np.may_share_memory(scratch, out):
             raise ArgumentError("buffer: must not overlap out")
         if scratch is None:
@@ -325,10 +340,10 @@ class Convolution32f(NativeContext):
         return f"{self._describe()}, {self._info}"
 
 
-def conv2d(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int] = 1,
-           dilation: int | Sequence[int] = 1, pad: int | Sequence[int] = 0, group: int = 1,
-           activation: Any = "identity", params: Any = None, layout: str = "nchw", out: np.ndarray | None = None,
-           library: Library | None = None) -> np.ndarray:
+def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, stride: int | Sequence[int] = 1,
+           dilation: int | Sequence[int] = 1, pad: Pads = 0, group: int = 1, activation: Any = "identity",
+           params: Any = None, layout: str | TensorFormat = "nchw", out: FloatArray | None = None,
+           library: Library | None = None) -> FloatArray:
     """One-shot convolution: builds a :class:`Convolution32f` from the shapes of ``x`` and ``weight``, runs it once.
 
     ``x`` is ``(N, C, H, W)`` / ``(C, H, W)`` for ``"nchw"`` or ``(N, H, W, C)`` / ``(H, W, C)`` for ``"nhwc"``;
@@ -344,6 +359,16 @@ def conv2d(x: Any, weight: Any, bias: Any = None, *, stride: int | Sequence[int]
     out_channels, kernel = (w.shape[0], w.shape[2:]) if layout == "nchw" else (w.shape[3], w.shape[:2])
     if min(w.shape) < 1:
         raise ArgumentError(f"weight: every dimension must be >= 1, got shape {w.shape}")
+    groups = size_arg(group, "group", minimum=1)
+    src_c = src.shape[-3] if layout == "nchw" else src.shape[-1]
+    if w.shape[1 if layout == "nchw" else 2] * groups != src_c:  # the kernel and dstC read from w are not real
+        other = "nhwc" if layout == "nchw" else "nchw"
+        message = (f"weight: must be {_WEIGHT_LAYOUTS[layout]} for layout={layout!r}, with srcC/group = "
+                   f"{src_c}/{groups} on axis {1 if layout == 'nchw' else 2}, got shape {w.shape}")
+        if w.shape[2 if layout == "nchw" else 1] * groups == src_c:
+            message += (f": that is the {_WEIGHT_LAYOUTS[other].split()[0]} shape of layout={other!r}; pass "
+                        f"layout={other!r}, or convert the weights with convert_weight(weight, {other!r}, {layout!r})")
+        raise ArgumentError(message)
     with Convolution32f(src.shape, out_channels, tuple(kernel), stride=stride, dilation=dilation, pad=pad,
                         group=group, activation=activation, params=params, layout=layout, weight=w, bias=bias,
                         library=library) as context:

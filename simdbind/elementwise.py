@@ -6,13 +6,16 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from simdbind._checks import F32, _fastcall, bindings, fast_address, fast_key, input_array, output_array, size_arg
+from simdbind import _checks
+from simdbind._checks import (F32, FloatArray, any_array, bindings, fast_address, fast_key, finite_array, input_array,
+                              is_bf16, layout as layout_arg, library_arg, output_array, real, size_arg)
 from simdbind._routes import lrn_route
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError
 from simdbind import library as _library_module
-from simdbind.library import Library, default_library
+from simdbind.library import Library
 
 __all__ = ["eltwise", "unary", "softmax", "lrn", "lrn_onnx", "shuffle"]
 
@@ -30,8 +33,8 @@ _UNARY_FN = "SimdSynetUnaryOperation32f"
 _UNARY_KEY = fast_key(_UNARY_FN)
 _UNARY_SIGNATURE = "void(*)(const float *, size_t, SimdSynetUnaryOperation32fType, float *)"
 _ndarray, _empty = np.ndarray, np.empty
-_fast_eltwise = getattr(_fastcall, "eltwise", None)
-_fast_unary = getattr(_fastcall, "unary", None)
+_fast_eltwise = getattr(_checks._fastcall, "eltwise", None)
+_fast_unary = getattr(_checks._fastcall, "unary", None)
 
 
 def _ones(count: int) -> np.ndarray:
@@ -43,8 +46,8 @@ def _ones(count: int) -> np.ndarray:
     return ones
 
 
-def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: Any = None, out: np.ndarray | None = None,
-            *, library: Library | None = None) -> np.ndarray:
+def eltwise(inputs: Sequence[ArrayLike], op: str | EltwiseOperation, weights: ArrayLike | None = None, *,
+            out: FloatArray | None = None, library: Library | None = None) -> FloatArray:
     """Combine two or more float32 arrays elementwise (``SimdSynetEltwiseLayerForward``).
 
     Parameters
@@ -58,7 +61,7 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
         For ``"sum"`` only: one coefficient per input (default all ones). ``dst = sum(w[i] * inputs[i])``.
     out
         Optional float32 output of the inputs' shape. It may be ``inputs[0]`` or ``inputs[1]`` itself (in place),
-        but must not overlap any later input.
+        but must not overlap any later input or the weights (the C code reads them after writing `out`).
     library
         The Simd library to call (default: :func:`simdbind.default_library`).
 
@@ -77,8 +80,8 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
     # out writable and exactly aliasing or apart) and returns None otherwise: the checks below then raise the
     # documented errors. It needs a library in hand (given, or the default already loaded), so that a library
     # that fails to load never hides an argument error.
-    lib = library or _library_module._default
-    if lib is not None:
+    lib = _library_module._default if library is None else library
+    if type(lib) is Library and _fast_eltwise is not None:
         c = lib._bindings or bindings(lib)
         address = c.cache.get(_ELTWISE_KEY)
         if address is None:
@@ -86,7 +89,7 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
         if address:
             result = _fast_eltwise(address, inputs, weights, operation, out)
             if result is not None:
-                return result
+                return result  # type: ignore[no-any-return]
     if not isinstance(inputs, (list, tuple)):
         raise ArgumentError(f"inputs: must be a list or tuple of arrays, got {type(inputs).__name__}")
     count = len(inputs)
@@ -105,10 +108,11 @@ def eltwise(inputs: Sequence[Any], op: str | int | EltwiseOperation, weights: An
         raise ArgumentError(f"weights: only allowed with op='sum', not op={operation.name.lower()!r}")
     else:
         weight = None
-    # out may be inputs[0] or inputs[1] exactly (elementwise in place is safe), never any other overlap.
-    out = output_array(out, "out", shape, np.float32, arrays[2:])
+    # out may be inputs[0] or inputs[1] exactly (elementwise in place), never any other overlap.
+    reads = [(f"inputs[{i}]", a) for i, a in enumerate(arrays) if i >= 2] + [("weights", weight)]
+    out = output_array(out, "out", shape, np.float32, reads)
 
-    library = library or default_library()
+    library = library_arg(library)
     ffi = library.ffi
     buffers = [ffi.from_buffer("float[]", a) for a in arrays]
     dst = ffi.from_buffer("float[]", out, require_writable=True)
@@ -140,8 +144,8 @@ def _overlap_check(out: np.ndarray, array: np.ndarray, out_name: str, array_name
         raise ArgumentError(f"{out_name}: overlaps {array_name} {rule}")
 
 
-def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None, *,
-          library: Library | None = None) -> np.ndarray:
+def unary(x: ArrayLike, op: str | UnaryOperation, *, out: FloatArray | None = None,
+          library: Library | None = None) -> FloatArray:
     """Apply one elementwise operation to a float32 array (``SimdSynetUnaryOperation32f``).
 
     Parameters
@@ -170,8 +174,8 @@ def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None,
         operation = int(parse_enum(UnaryOperation, op, "op"))
     # Fast path (see eltwise): simdbind._fastcall takes an exact float32 ndarray, C-contiguous, and no `out` or a
     # writable one of its shape that is x exactly or apart from it; None otherwise, and the checks below run.
-    lib = library or _library_module._default
-    if lib is not None:
+    lib = _library_module._default if library is None else library
+    if type(lib) is Library and _fast_unary is not None:
         c = lib._bindings or bindings(lib)
         address = c.cache.get(_UNARY_KEY)
         if address is None:
@@ -179,7 +183,7 @@ def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None,
         if address:
             result = _fast_unary(address, x, operation, out)
             if result is not None:
-                return result
+                return result  # type: ignore[no-any-return]
     if type(x) is np.ndarray and x.dtype == _FLOAT32 and x.flags.c_contiguous:
         array = x  # the common case, without the general checks' overhead
     else:
@@ -187,10 +191,12 @@ def unary(x: Any, op: str | int | UnaryOperation, out: np.ndarray | None = None,
     if out is None:
         out = np.empty(array.shape, np.float32)
     else:
-        out = output_array(out, "out", array.shape, np.float32)
         if np.may_share_memory(out, array):
             _overlap_check(out, array, "out", "x", allow_exact=True)
-    library = library or default_library()
+            out = output_array(out, "out", array.shape, np.float32)
+        else:
+            out = output_array(out, "out", array.shape, np.float32, [("x", array)])
+    library = library_arg(library)
     if array.size:
         ffi = library.ffi
         library.function("SimdSynetUnaryOperation32f")(
@@ -207,8 +213,8 @@ def _axis(axis: Any, ndim: int, name: str = "axis") -> int:
     return value % ndim
 
 
-def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
-            library: Library | None = None) -> np.ndarray:
+def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
+            library: Library | None = None) -> NDArray[Any]:
     """Softmax along one axis: ``exp(x - max) / sum(exp(x - max))`` (``SimdSynetSoftmax32f`` / ``...Softmax16b``).
 
     Parameters
@@ -233,11 +239,12 @@ def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
     # Fast path (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, an int axis, no `out` or
     # a distinct owning one of its shape. It only accepts; anything else takes the full checks below.
     if type(x) is _ndarray and x.dtype is F32 and type(axis) is int and (
-            out is None or (type(out) is _ndarray and out.dtype is F32 and out.shape == x.shape)):
+            out is None or (type(out) is _ndarray and out.dtype is F32 and out.shape == x.shape)) and (
+            library is None or type(library) is Library):
         shape = x.shape
         ndim = len(shape)
         if ndim and -ndim <= axis < ndim:
-            lib = library or _library_module._default or default_library()
+            lib = library or _library_module._default or library_arg(None)
             c = lib._bindings or bindings(lib)
             fn = c.cache.get(_SOFTMAX_KEY)
             if fn is None:
@@ -264,10 +271,9 @@ def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
                     inner = math.prod(shape[axis + 1:]) if axis + 1 < ndim else 1
                     fn(px, len(px) // (count * inner), count, inner, pd)
                 return result
-    dtype = getattr(x, "dtype", None)
-    if isinstance(x, np.ndarray) and dtype is not None and (dtype.name == "bfloat16" or dtype == np.uint16):
-        bf16_kind = dtype
-        array = np.ascontiguousarray(x)
+    if isinstance(x, np.ndarray) and is_bf16(x.dtype):
+        bf16_kind: np.dtype[Any] | None = x.dtype
+        array = any_array(x, "x")
     else:
         bf16_kind = None
         array = input_array(x, "x", np.float32)
@@ -278,8 +284,8 @@ def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
     outer = math.prod(shape[:axis])
     count = shape[axis]
     inner = math.prod(shape[axis + 1:])
-    out = output_array(out, "out", shape, array.dtype, [array])
-    library = library or default_library()
+    out = output_array(out, "out", shape, array.dtype, [("x", array)])
+    library = library_arg(library)
     ffi = library.ffi
     if bf16_kind is not None:
         function = library.function("SimdSynetSoftmax16b")
@@ -298,15 +304,9 @@ def softmax(x: Any, axis: int = -1, out: np.ndarray | None = None, *,
 
 
 # -- LRN --------------------------------------------------------------------------------------------------------
-_LAYOUTS = {"nchw": TensorFormat.NCHW, "nhwc": TensorFormat.NHWC}
-
-
-def _layout(layout: Any, name: str = "layout") -> str:
-    if isinstance(layout, TensorFormat):
-        return layout.name.lower()
-    if isinstance(layout, str) and layout.strip().lower() in _LAYOUTS:
-        return layout.strip().lower()
-    raise ArgumentError(f"{name}: must be 'nchw' or 'nhwc', got {layout!r}")
+def _layout(value: Any) -> str:
+    """The layout's name, "nchw" or "nhwc" (the vocabulary's :func:`~simdbind._checks.layout` decides)."""
+    return layout_arg(value).name.lower()
 
 
 def _split_image(shape: tuple[int, ...], layout: str, name: str) -> tuple[int, int, int]:
@@ -321,8 +321,8 @@ def _split_image(shape: tuple[int, ...], layout: str, name: str) -> tuple[int, i
     return batch, image[2], image[0] * image[1]
 
 
-def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None = None, *,
-        library: Library | None = None) -> np.ndarray:
+def lrn(x: ArrayLike, half: int, k: ArrayLike, layout: str | TensorFormat = "nchw", *,
+        out: FloatArray | None = None, library: Library | None = None) -> FloatArray:
     """Local response normalization across channels (``SimdSynetLrnLayerCrossChannels``).
 
     ``y[c] = x[c] * (k[0] + k[1] * sum(x[i]**2 for i in [c - half, c + half] within the channels)) ** k[2]``,
@@ -337,7 +337,7 @@ def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None 
     half
         Half window size, >= 0 (window ``2*half + 1`` channels, clipped at the edges).
     k
-        Three coefficients ``(k0, k1, k2)``.
+        Three finite coefficients ``(k0, k1, k2)``.
     layout
         ``"nchw"`` or ``"nhwc"``.
     out
@@ -351,12 +351,12 @@ def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None 
     layout = _layout(layout)
     array = input_array(x, "x", np.float32)
     batch, channels, spatial = _split_image(array.shape, layout, "x")
-    half = size_arg(half, "half", minimum=0)
-    coefficients = input_array(k, "k", np.float32)
+    half = size_arg(half, "half", maximum=None)  # clamped to the channels below
+    coefficients = finite_array(input_array(k, "k", np.float32), "k")
     if coefficients.shape != (3,):
         raise ArgumentError(f"k: must hold exactly 3 coefficients (k0, k1, k2), got shape {coefficients.shape}")
-    out = output_array(out, "out", array.shape, np.float32, [array])
-    library = library or default_library()
+    out = output_array(out, "out", array.shape, np.float32, [("x", array), ("k", coefficients)])
+    library = library_arg(library)
     if array.size == 0:
         return out
     # A window of channels - 1 already covers every channel, so clamping changes no result; it keeps huge values
@@ -382,8 +382,9 @@ def lrn(x: Any, half: int, k: Any, layout: str = "nchw", out: np.ndarray | None 
     return out
 
 
-def lrn_onnx(x: Any, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0, layout: str = "nchw",
-             out: np.ndarray | None = None, *, library: Library | None = None) -> np.ndarray:
+def lrn_onnx(x: ArrayLike, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0,
+             layout: str | TensorFormat = "nchw", *, out: FloatArray | None = None,
+             library: Library | None = None) -> FloatArray:
     """LRN with the ONNX ``LRN`` / ``torch.nn.LocalResponseNorm`` parameters.
 
     ``y[c] = x[c] / (bias + alpha / size * sum(x[i]**2 over the size-channel window)) ** beta``, i.e.
@@ -393,17 +394,15 @@ def lrn_onnx(x: Any, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: f
     size = size_arg(size, "size", minimum=1)
     if size % 2 == 0:
         raise ArgumentError(f"size: must be odd (a symmetric window of 2*half + 1 channels), got {size}")
-    for name, value in (("alpha", alpha), ("beta", beta), ("bias", bias)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-            raise ArgumentError(f"{name}: must be a real number, got {value!r}")
-    k = np.array([bias, np.float64(alpha) / size, -np.float64(beta)], np.float32)
-    return lrn(x, (size - 1) // 2, k, layout, out, library=library)
+    alpha, beta, bias = real(alpha, "alpha"), real(beta, "beta"), real(bias, "bias")
+    k = np.array([bias, alpha / size, -beta], np.float32)
+    return lrn(x, (size - 1) // 2, k, layout, out=out, library=library)
 
 
 # -- shuffle ----------------------------------------------------------------------------------------------------
-def shuffle(x0: Any, x1: Any, type: int = 0, layout: str = "nchw", *, channels: tuple[int, int] | None = None,
-            out: tuple[np.ndarray, np.ndarray] | None = None,
-            library: Library | None = None) -> tuple[np.ndarray, np.ndarray]:
+def shuffle(x0: ArrayLike, x1: ArrayLike, type: int = 0, layout: str | TensorFormat = "nchw", *,
+            channels: tuple[int, int] | None = None, out: tuple[FloatArray, FloatArray] | None = None,
+            library: Library | None = None) -> tuple[FloatArray, FloatArray]:
     """Channel shuffle of two tensors (``SimdSynetShuffleLayerForward``); returns ``(y0, y1)``.
 
     type 0 (split): ``cat = concatenate([x0, x1], channel axis)``; ``y0 = cat[even channels]``,
@@ -455,9 +454,9 @@ def shuffle(x0: Any, x1: Any, type: int = 0, layout: str = "nchw", *, channels: 
     else:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise ArgumentError(f"out: must be a pair of arrays (y0, y1), got {type_name(out)}")
-        y0 = output_array(out[0], "out[0]", shapes[0], np.float32, [a0, a1])
-        y1 = output_array(out[1], "out[1]", shapes[1], np.float32, [a0, a1, y0])
-    library = library or default_library()
+        y0 = output_array(out[0], "out[0]", shapes[0], np.float32, [("x0", a0), ("x1", a1)])
+        y1 = output_array(out[1], "out[1]", shapes[1], np.float32, [("x0", a0), ("x1", a1), ("out[0]", y0)])
+    library = library_arg(library)
     if a0.size + a1.size == 0 or s0 == 0 or b0 == 0:
         return y0, y1
     ffi = library.ffi
@@ -486,6 +485,6 @@ def _spatial_shape(shape: tuple[int, ...], layout: str) -> tuple[int, ...]:
 
 
 def _with_channels(shape: tuple[int, ...], layout: str, channels: int) -> tuple[int, ...]:
-    shape = list(shape)
-    shape[-3 if layout == "nchw" else -1] = channels
-    return tuple(shape)
+    dims = list(shape)
+    dims[-3 if layout == "nchw" else -1] = channels
+    return tuple(dims)

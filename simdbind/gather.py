@@ -15,11 +15,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from simdbind._checks import output_array, size_arg
+from simdbind._checks import input_array, is_bf16, library_arg, native, output_array, size_arg
 from simdbind._context import NativeContext
 from simdbind.enums import TensorData
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
-from simdbind.library import Library, default_library
+from simdbind.library import Library
 
 __all__ = ["GatherElements", "gather_elements"]
 
@@ -35,11 +35,12 @@ def _data_kind(dtype: Any, name: str) -> tuple[str, TensorData]:
             return "bf16", TensorData.BFLOAT16
         raise DTypeError(f"{name}: must be float32, uint8 or bf16 (ml_dtypes.bfloat16 or uint16), "
                          f"got {dtype!r}") from None
+    native(dtype, name)
     if dtype == np.float32:
         return "float32", TensorData.FLOAT32
     if dtype == np.uint8:
         return "uint8", TensorData.UINT8
-    if dtype == np.uint16 or (dtype.name == "bfloat16" and dtype.itemsize == 2):
+    if is_bf16(dtype):
         return "bf16", TensorData.BFLOAT16
     raise DTypeError(f"{name}: must be float32, uint8 or bf16 (ml_dtypes.bfloat16 or uint16), got {dtype}")
 
@@ -49,6 +50,7 @@ def _index_type(dtype: Any, name: str) -> np.dtype:
         dtype = np.dtype(dtype)
     except TypeError:
         raise DTypeError(f"{name}: must be int32 or int64, got {dtype!r}") from None
+    native(dtype, name)
     if dtype not in _INDEX_TYPES:
         raise DTypeError(f"{name}: must be int32 or int64, got {dtype}")
     return dtype
@@ -108,7 +110,7 @@ class GatherElements(NativeContext):
         self.inner = int(np.prod(self.data_shape[self.axis + 1:], dtype=np.int64))
         self.idx_count = self.index_shape[self.axis]
         self._index = None if index is None else self._checked_index(index, "index", copy=True)
-        self.library = library or default_library()
+        self.library = library_arg(library)
         ffi = self.library.ffi
         context = self.library.function("SimdSynetGatherElementsInit")(
             int(data_type), int(_INDEX_TYPES[self.index_dtype]), self._index is not None, 1,
@@ -124,10 +126,7 @@ class GatherElements(NativeContext):
 
     # -- checks ----------------------------------------------------------------------------------------------
     def _checked_index(self, value: Any, name: str, copy: bool = False) -> np.ndarray:
-        if not isinstance(value, np.ndarray):
-            value = np.asarray(value, self.index_dtype)
-        if value.dtype != self.index_dtype:
-            raise DTypeError(f"{name}: must have dtype {self.index_dtype}, got {value.dtype}")
+        value = input_array(value, name, self.index_dtype)
         if value.shape != self.index_shape:
             raise ArgumentError(f"{name}: must have shape {self.index_shape}, got {value.shape}")
         value = np.array(value, order="C", copy=True) if copy else np.ascontiguousarray(value)
@@ -144,7 +143,7 @@ class GatherElements(NativeContext):
     def _checked_data(self, data: Any) -> np.ndarray:
         if not isinstance(data, np.ndarray):
             raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
-        kind, _ = _data_kind(data.dtype, "data")
+        kind, _ = _data_kind(data.dtype, "data")  # refuses a swapped byte order too
         if kind != self.data_kind:
             raise DTypeError(f"data: must have a {self.data_kind} dtype, got {data.dtype}")
         if data.shape != self.data_shape:
@@ -167,7 +166,7 @@ class GatherElements(NativeContext):
         if out is None:
             out = np.zeros(self.index_shape, data.dtype)
         else:
-            out = output_array(out, "out", self.index_shape, data.dtype, [data, index])
+            out = output_array(out, "out", self.index_shape, data.dtype, [("data", data), ("indices", index)])
         if out.size == 0:
             return out
         ffi = self.library.ffi
@@ -202,7 +201,6 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
         raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
     if not isinstance(indices, np.ndarray):
         raise ArgumentError(f"indices: must be a numpy.ndarray, got {type(indices).__name__}")
-    if indices.dtype not in _INDEX_TYPES:
-        raise DTypeError(f"indices: must have dtype int32 or int64, got {indices.dtype}")
+    _index_type(indices.dtype, "indices")
     with GatherElements(data.dtype, indices.dtype, data.shape, indices.shape, axis, library=library) as context:
         return context.forward(data, indices, out=out)

@@ -26,14 +26,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from simdbind import _routes
-from simdbind._checks import input_array, output_array, reported_size, size_arg
+from simdbind._checks import (FloatArray, flag, input_array, library_arg, output_array, reported_size,
+                              size_arg)
 from simdbind._context import NativeContext
 from simdbind._routes import B_GUARD, upstream_b_route, upstream_reads_before_b  # noqa: F401 (B_GUARD: tests)
 from simdbind.activation import ActivationSpec, as_spec, resolve
+from simdbind.enums import did_you_mean
 from simdbind.errors import ArgumentError
-from simdbind.library import Library, default_library
+from simdbind.library import Library
 
 __all__ = ["InnerProduct32f", "inner_product", "inner_product_8i", "COMPATIBILITY_8I"]
 
@@ -86,10 +89,7 @@ class InnerProduct32f(NativeContext):
                  library: Library | None = None) -> None:
         self.M, self.N, self.K = (size_arg(M, "M", minimum=1), size_arg(N, "N", minimum=1),
                                   size_arg(K, "K", minimum=1))
-        for flag, name in ((trans_b, "trans_b"), (const_b, "const_b")):
-            if not isinstance(flag, (bool, np.bool_)):
-                raise ArgumentError(f"{name}: must be a bool, got {flag!r}")
-        self.trans_b, self.const_b = bool(trans_b), bool(const_b)
+        self.trans_b, self.const_b = flag(trans_b, "trans_b"), flag(const_b, "const_b")
         self.activation = as_spec(activation, params)
         act_value, act_params = resolve(self.activation, None, self.N)
         self._b_shape = (self.N, self.K) if self.trans_b else (self.K, self.N)
@@ -103,7 +103,7 @@ class InnerProduct32f(NativeContext):
             if weight is not None:
                 raise ArgumentError("weight: only with const_b=True; pass B to forward() instead")
             self._weight = None
-        self.library = library or default_library()
+        self.library = library_arg(library)
         ffi = self.library.ffi
         self._ffi = ffi
         # Spec 3.8.4: upstream's transB && M == 1 && Identity path reads SetParams' weight, even when !constB.
@@ -164,7 +164,7 @@ class InnerProduct32f(NativeContext):
     def bias(self) -> np.ndarray | None:
         return self._bias
 
-    def forward(self, A: Any, B: Any = None, out: np.ndarray | None = None) -> np.ndarray:
+    def forward(self, A: ArrayLike, B: ArrayLike | None = None, *, out: FloatArray | None = None) -> FloatArray:
         """``act(A @ B' + bias)`` as an (M, N) float32 array.
 
         `A` is (M, K) float32. `B` is given iff ``const_b`` is False, with shape (K, N) or, with ``trans_b``,
@@ -179,7 +179,7 @@ class InnerProduct32f(NativeContext):
             if B is None:
                 raise ArgumentError(f"B: required when const_b=False (a {self._b_shape} float32 matrix)")
             b = _matrix(B, "B", self._b_shape, np.float32)
-        inputs = [a] if b is None else [a, b]
+        inputs = [("A", a), ("B", b)]
         if self._guard_b:
             b = upstream_b_route(b)
         if out is None:
@@ -210,8 +210,8 @@ class InnerProduct32f(NativeContext):
                 f"bias={self._bias is not None} activation={self.activation!r}")
 
 
-def inner_product(x: Any, weight: Any, bias: Any = None, out: np.ndarray | None = None, *,
-                  library: Library | None = None) -> np.ndarray:
+def inner_product(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, out: FloatArray | None = None,
+                  library: Library | None = None) -> FloatArray:
     """``weight @ x + bias`` for one vector, or for each row of a batch (``SimdSynetInnerProductLayerForward``).
 
     Parameters
@@ -239,9 +239,8 @@ def inner_product(x: Any, weight: Any, bias: Any = None, out: np.ndarray | None 
         if b.shape != (count,):
             raise ArgumentError(f"bias: must have shape ({count},), got {b.shape}")
     shape = (count,) if src.ndim == 1 else (src.shape[0], count)
-    inputs = [a for a in (src, w, b) if a is not None]
-    out = output_array(out, "out", shape, np.float32, inputs)
-    library = library or default_library()
+    out = output_array(out, "out", shape, np.float32, [("x", src), ("weight", w), ("bias", b)])
+    library = library_arg(library)
     ffi = library.ffi
     fn = library.function("SimdSynetInnerProductLayerForward")
     pw = ffi.from_buffer("float[]", w)
@@ -257,11 +256,13 @@ def _compatibility(value: Any) -> int:
     if isinstance(value, str) and value.strip().lower() in COMPATIBILITY_8I:
         return COMPATIBILITY_8I[value.strip().lower()]
     names = ", ".join(repr(n) for n in COMPATIBILITY_8I)
-    raise ArgumentError(f"compatibility: must be one of {names}, got {value!r}")
+    raise ArgumentError(f"compatibility: must be one of {names}, got {value!r}"
+                        f"{did_you_mean(value, list(COMPATIBILITY_8I))}")
 
 
-def inner_product_8i(src_u8: Any, weight_i8: Any, compatibility: str = "precise", out: np.ndarray | None = None, *,
-                     emulate_precise: bool = True, library: Library | None = None) -> np.ndarray:
+def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str = "precise", *,
+                     out: NDArray[np.int32] | None = None, emulate_precise: bool = True,
+                     library: Library | None = None) -> NDArray[np.int32]:
     """``src @ weight.T`` with uint8 x int8 -> int32 (``SimdSynetInnerProduct8i``, spec 3.9).
 
     Parameters
@@ -290,12 +291,11 @@ def inner_product_8i(src_u8: Any, weight_i8: Any, compatibility: str = "precise"
         raise ArgumentError(f"src_u8: must have shape ({K},) or (M, {K}) to match weight_i8 {w.shape}, "
                             f"got {src.shape}")
     compat = _compatibility(compatibility)
-    if not isinstance(emulate_precise, (bool, np.bool_)):
-        raise ArgumentError(f"emulate_precise: must be a bool, got {emulate_precise!r}")
+    emulate_precise = flag(emulate_precise, "emulate_precise")
     M = 1 if src.ndim == 1 else src.shape[0]
     shape = (N,) if src.ndim == 1 else (M, N)
-    out = output_array(out, "out", shape, np.int32, [src, w])
-    library = library or default_library()
+    out = output_array(out, "out", shape, np.int32, [("src_u8", src), ("weight_i8", w)])
+    library = library_arg(library)
     ffi = library.ffi
     fn = library.function("SimdSynetInnerProduct8i")
     pw = ffi.from_buffer("int8_t[]", w)

@@ -21,13 +21,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from numpy.typing import ArrayLike, NDArray
+
 import numpy as np
 
-from simdbind._checks import output_array, size_arg, yx_pair
+from simdbind._checks import (Pads, any_array, begin_end, flag, is_bf16, layout as layout_arg, library_arg,
+                              output_array, pads, size_arg, yx_pair)
 from simdbind._routes import max32f_route, upstream_max32f_route  # noqa: F401 (tests import the latter here)
-from simdbind.enums import TensorFormat, parse_enum
+from simdbind.enums import TensorFormat
 from simdbind.errors import ArgumentError, DTypeError
-from simdbind.library import Library, default_library
+from simdbind.library import Library
 
 __all__ = ["pooling_average", "pooling_max", "pooling_output_size"]
 
@@ -35,39 +38,17 @@ _NCHW, _NHWC = int(TensorFormat.NCHW), int(TensorFormat.NHWC)
 
 
 # -- geometry ----------------------------------------------------------------------------------------------------
-def _begin_end(value: Any, name: str) -> tuple[int, int]:
-    """An int (both sides) or a (begin, end) pair of ints >= 0."""
-    if isinstance(value, (tuple, list)):
-        if len(value) != 2:
-            raise ArgumentError(f"{name}: must be an int or a (begin, end) pair, got {value!r}")
-        return (size_arg(value[0], f"{name}[0]"), size_arg(value[1], f"{name}[1]"))
-    number = size_arg(value, name)
-    return number, number
-
-
-def _pads(value: Any, name: str = "pad") -> tuple[tuple[int, int], tuple[int, int]]:
-    """((top, bottom), (left, right)) from: p; (py, px); ((top, bottom), (left, right)); or the ONNX order
-    (top, left, bottom, right)."""
-    if isinstance(value, (tuple, list)):
-        if len(value) == 4 and not any(isinstance(v, (tuple, list)) for v in value):
-            top, left, bottom, right = (size_arg(v, f"{name}[{i}]") for i, v in enumerate(value))
-            return (top, bottom), (left, right)
-        if len(value) == 2:
-            return _begin_end(value[0], f"{name}[0]"), _begin_end(value[1], f"{name}[1]")
-        raise ArgumentError(f"{name}: must be an int, (y, x), ((top, bottom), (left, right)) or "
-                            f"(top, left, bottom, right), got {value!r}")
-    number = size_arg(value, name)
-    return (number, number), (number, number)
-
-
 def pooling_output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int,
                         ceil_mode: bool = False) -> int:
     """Output length of one axis: ``floor_or_ceil((size + pad_begin + pad_end - kernel) / stride) + 1``.
 
     In ceil mode a last window that would start past the input and the begin pad (entirely in the end pad) is
-    dropped, as PyTorch and ONNX do, so that no window is empty. May return 0 or less when the padded input is
-    shorter than the kernel (the wrappers refuse that).
+    dropped, as PyTorch and ONNX do, so that no window is empty. Returns 0 when the padded input is shorter than
+    the kernel (the wrappers refuse that). Sizes and pads are ints >= 0, kernel and stride >= 1.
     """
+    size, pad_begin, pad_end = size_arg(size, "size"), size_arg(pad_begin, "pad_begin"), size_arg(pad_end, "pad_end")
+    kernel, stride = size_arg(kernel, "kernel", minimum=1), size_arg(stride, "stride", minimum=1)
+    ceil_mode = flag(ceil_mode, "ceil_mode")
     span = size + pad_begin + pad_end - kernel
     if span < 0:
         return 0
@@ -106,7 +87,7 @@ def _axis(axis: str, size: int, kernel: int, stride: int, pads: tuple[int, int],
 
 # -- arrays ------------------------------------------------------------------------------------------------------
 def _layout(layout: Any) -> int:
-    return int(parse_enum(TensorFormat, layout, "layout"))
+    return int(layout_arg(layout))
 
 
 def _image_dims(x: np.ndarray, fmt: int) -> tuple[int, int, int, int]:
@@ -126,28 +107,16 @@ def _out_shape(x: np.ndarray, fmt: int, c: int, h: int, w: int) -> tuple[int, ..
     return image if x.ndim == 3 else (x.shape[0],) + image
 
 
-def _contiguous(x: Any) -> np.ndarray:
-    if not isinstance(x, np.ndarray):
-        x = np.asarray(x)
-    if not x.flags.c_contiguous:
-        x = np.ascontiguousarray(x)
-    return x
-
-
-def _is_bf16(dtype: np.dtype) -> bool:
-    return dtype.name == "bfloat16" and dtype.itemsize == 2
-
-
-def _new_or_checked_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, x: np.ndarray) -> np.ndarray:
+def _new_or_checked_out(out: Any, shape: tuple[int, ...], dtype: np.dtype[Any], x: np.ndarray) -> np.ndarray:
     if out is None:
         return np.zeros(shape, dtype)  # never np.empty: an external library may leave elements unwritten
-    return output_array(out, "out", shape, dtype, [x])
+    return output_array(out, "out", shape, dtype, [("x", x)])
 
 
 # -- public functions --------------------------------------------------------------------------------------------
-def pooling_average(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, exclude_pad: bool = True,
-                    layout: str | TensorFormat = "nchw", ceil_mode: bool = False, out: np.ndarray | None = None,
-                    library: Library | None = None) -> np.ndarray:
+def pooling_average(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tuple[int, int], exclude_pad: bool,
+                    pad: Pads = 0, layout: str | TensorFormat = "nchw", ceil_mode: bool = False,
+                    out: NDArray[np.float32] | None = None, library: Library | None = None) -> NDArray[np.float32]:
     """2D average pooling of a float32 tensor (``SimdSynetPoolingAverage``).
 
     Parameters
@@ -156,12 +125,14 @@ def pooling_average(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, exclu
         float32, ``(C, H, W)`` or ``(N, C, H, W)`` for ``layout="nchw"``; ``(H, W, C)`` or ``(N, H, W, C)`` for
         ``"nhwc"``.
     kernel, stride
-        An int or a ``(y, x)`` pair, each >= 1.
+        An int or a ``(y, x)`` pair, each >= 1. `stride` is required (PyTorch defaults it to the kernel, the C
+        function has no default).
     pad
         An int, ``(py, px)``, ``((top, bottom), (left, right))`` or ONNX-ordered ``(top, left, bottom, right)``;
         every pad must be < the kernel along its axis.
     exclude_pad
-        Divide by the number of input elements in the (clipped) window; otherwise by ``kernel_y * kernel_x``.
+        Required. True: divide by the number of input elements in the (clipped) window (ONNX's
+        ``count_include_pad=0``); False: by ``kernel_y * kernel_x`` (PyTorch's default ``count_include_pad=True``).
     ceil_mode
         Round the output size up (a last window starting in the end pad is dropped).
     out
@@ -173,30 +144,30 @@ def pooling_average(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, exclu
         ``sum(window) / divisor`` per channel and output position, summed in float32 in row-major window order.
     """
     fmt = _layout(layout)
-    x = _contiguous(x)
+    x = any_array(x, "x")
     if x.dtype != np.float32:
         raise DTypeError(f"x: must have dtype float32, got {x.dtype}")
-    if not isinstance(exclude_pad, (bool, np.bool_)):
-        raise ArgumentError(f"exclude_pad: must be a bool, got {exclude_pad!r}")
+    exclude = flag(exclude_pad, "exclude_pad")
     n, c, h, w = _image_dims(x, fmt)
     ay, ax = _geometry(h, w, kernel, stride, pad, ceil_mode)
     result = _new_or_checked_out(out, _out_shape(x, fmt, c, ay.out, ax.out), np.dtype(np.float32), x)
+    library = library_arg(library)
     if result.size == 0:
         return result
-    library = library or default_library()
     ffi = library.ffi
     function = library.function("SimdSynetPoolingAverage")
     src, dst = ffi.from_buffer("float[]", x), ffi.from_buffer("float[]", result, require_writable=True)
     in_step, out_step = c * h * w, c * ay.out * ax.out
     for i in range(n):
         function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
-                 dst + i * out_step, ay.out, ax.out, bool(exclude_pad), fmt)
+                 dst + i * out_step, ay.out, ax.out, exclude, fmt)
     return result
 
 
-def pooling_max(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, layout: str | TensorFormat = "nchw",
-                ceil_mode: bool = False, kernel_c: int = 1, stride_c: int = 1, pad_c: Any = 0,
-                out: np.ndarray | None = None, library: Library | None = None) -> np.ndarray:
+def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tuple[int, int], pad: Pads = 0,
+                layout: str | TensorFormat = "nchw", ceil_mode: bool = False, kernel_c: int = 1, stride_c: int = 1,
+                pad_c: int | tuple[int, int] = 0, out: NDArray[Any] | None = None,
+                library: Library | None = None) -> NDArray[Any]:
     """Max pooling; the C function follows the dtype of `x`.
 
     * float32: ``SimdSynetPoolingMax32f``. With ``kernel_c``, ``stride_c``, ``pad_c`` (int or (begin, end)) other
@@ -205,16 +176,19 @@ def pooling_max(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, layout: s
       the dtype of `x`.
     * uint8: ``SimdSynetPoolingMax8u``.
 
-    Parameters are those of :func:`pooling_average`. The maximum is the fold ``m = m > v ? m : v`` over the window
+    Parameters are those of :func:`pooling_average` (`stride` required here too: PyTorch's ``max_pool2d``
+    strides by the kernel by default, ONNX's ``MaxPool`` by 1).
+
+    The maximum is the fold ``m = m > v ? m : v`` over the window
     in row-major order (per channel), starting from ``-FLT_MAX`` (float32, bf16) or 0 (uint8): a NaN survives only
     as the last element of its window, and an all ``-inf`` window gives ``-FLT_MAX`` (bf16: ``-inf``, 0xFF80).
     """
     fmt = _layout(layout)
-    x = _contiguous(x)
+    x = any_array(x, "x")
     dtype = x.dtype
     if dtype == np.float32:
         kind = "32f"
-    elif dtype == np.uint16 or _is_bf16(dtype):
+    elif is_bf16(dtype):
         kind = "16b"
     elif dtype == np.uint8:
         kind = "8u"
@@ -224,7 +198,7 @@ def pooling_max(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, layout: s
     ay, ax = _geometry(h, w, kernel, stride, pad, ceil_mode)
     kc = size_arg(kernel_c, "kernel_c", minimum=1)
     sc = size_arg(stride_c, "stride_c", minimum=1)
-    pcs = _begin_end(pad_c, "pad_c")
+    pcs = begin_end(pad_c, "pad_c")
     three_d = (kc, sc, pcs) != (1, 1, (0, 0))
     if three_d:
         if kind != "32f":
@@ -236,9 +210,9 @@ def pooling_max(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, layout: s
     else:
         ac = _Axis(1, 1, 0, 0, c, c)
     result = _new_or_checked_out(out, _out_shape(x, fmt, ac.out, ay.out, ax.out), dtype, x)
+    library = library_arg(library)
     if result.size == 0:
         return result
-    library = library or default_library()
     if kind == "32f":
         _max32f(library, x, result, n, ac, ay, ax, fmt)
         return result
@@ -255,13 +229,11 @@ def pooling_max(x: Any, kernel: Any, stride: Any = 1, pad: Any = 0, *, layout: s
 
 
 def _geometry(h: int, w: int, kernel: Any, stride: Any, pad: Any, ceil_mode: Any) -> tuple[_Axis, _Axis]:
-    if not isinstance(ceil_mode, (bool, np.bool_)):
-        raise ArgumentError(f"ceil_mode: must be a bool, got {ceil_mode!r}")
+    ceil = flag(ceil_mode, "ceil_mode")
     ky, kx = yx_pair(kernel, "kernel", 1)
     sy, sx = yx_pair(stride, "stride", 1)
-    pad_y, pad_x = _pads(pad)
-    return (_axis("y", h, ky, sy, pad_y, bool(ceil_mode), "pad"),
-            _axis("x", w, kx, sx, pad_x, bool(ceil_mode), "pad"))
+    pad_y, pad_x = pads(pad)
+    return _axis("y", h, ky, sy, pad_y, ceil, "pad"), _axis("x", w, kx, sx, pad_x, ceil, "pad")
 
 
 # -- Max32f and the upstream defects -------------------------------------------------------------------------------

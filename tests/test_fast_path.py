@@ -70,7 +70,7 @@ def test_non_contiguous_inputs_fall_back_and_are_copied(library):
     (lambda buf: buf[1:5], ArgumentError, "partially"),        # overlaps inputs[0] = buf[:4] partially
     (lambda buf: buf[3:7], ArgumentError, "partially"),        # overlaps only the last element of inputs[0]
     (lambda buf: buf[::2][:4], ArgumentError, "C-contiguous"),
-    (lambda buf: np.zeros(4, ">f4"), DTypeError, "out: must have dtype"),
+    (lambda buf: np.zeros(4, ">f4"), DTypeError, "out: must be in native byte order"),
     (lambda buf: np.zeros(5, np.float32)[:4].reshape(2, 2), ArgumentError, "out: must have shape"),
 ])
 def test_bad_out_raises_the_full_paths_error_and_writes_nothing(library, make_out, error, message):
@@ -100,7 +100,7 @@ def test_read_only_out_and_non_native_or_other_dtypes_raise_typed_errors(library
     ro.flags.writeable = False
     with pytest.raises(ArgumentError, match="out: must be writeable"):
         simdbind.eltwise([a, b], "sum", out=ro, library=library)
-    with pytest.raises(DTypeError, match=r"inputs\[1\]: must have dtype float32"):
+    with pytest.raises(DTypeError, match=r"inputs\[1\]: must be in native byte order"):
         simdbind.eltwise([a, b.astype(">f4")], "sum", library=library)
     with pytest.raises(DTypeError, match=r"inputs\[0\]: must have dtype float32"):
         simdbind.eltwise([a.astype(np.float64), b], "sum", library=library)

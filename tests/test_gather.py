@@ -123,7 +123,7 @@ def test_c_init_returns_null_for_unsupported_pairs(library, data_type, index_typ
     (lambda lib: simdbind.gather_elements(np.zeros(3, np.float64), np.array([0], np.int32), library=lib),
      DTypeError, "data_dtype: must be float32, uint8 or bf16"),
     (lambda lib: simdbind.gather_elements(np.zeros(3, np.float32), np.array([0], np.int16), library=lib),
-     DTypeError, "indices: must have dtype int32 or int64"),
+     DTypeError, "indices: must be int32 or int64"),
     (lambda lib: simdbind.gather_elements(np.zeros((2, 3), np.float32), np.zeros((3, 3), np.int32), 1,
                                           library=lib), ArgumentError, "must equal data_shape"),
     (lambda lib: simdbind.gather_elements(np.zeros((2, 3), np.float32), np.zeros(3, np.int32), library=lib),

@@ -36,22 +36,22 @@ def f32(values):
 # -- values ------------------------------------------------------------------------------------------------------
 def test_average_hand_checked(library):
     x = np.arange(16, dtype=np.float32).reshape(1, 4, 4)
-    np.testing.assert_array_equal(simdbind.pooling_average(x, 2, 2, library=library), f32([[[2.5, 4.5], [10.5, 12.5]]]))
+    np.testing.assert_array_equal(simdbind.pooling_average(x, 2, stride=2, exclude_pad=True, library=library), f32([[[2.5, 4.5], [10.5, 12.5]]]))
     # pad 1, 2x2 stride 2: corner windows hold one element; exclude_pad divides by 1, else by 4.
-    out = simdbind.pooling_average(x, 2, 2, 1, library=library)
+    out = simdbind.pooling_average(x, 2, stride=2, pad=1, exclude_pad=True, library=library)
     assert out.shape == (1, 3, 3)
     assert out[0, 0, 0] == 0 and out[0, 2, 2] == 15 and out[0, 0, 1] == 1.5
-    out = simdbind.pooling_average(x, 2, 2, 1, exclude_pad=False, library=library)
+    out = simdbind.pooling_average(x, 2, stride=2, pad=1, exclude_pad=False, library=library)
     assert out[0, 0, 0] == 0 and out[0, 2, 2] == 15 / 4 and out[0, 0, 1] == 3 / 4
 
 
 def test_max_hand_checked_both_layouts_and_batch(library):
     x = np.array([[[1, 5, 2], [0, 3, 9], [4, 4, 4]], [[-1, -2, -3], [-4, -5, -6], [-7, -8, -9]]], np.float32)
     expected = f32([[[5, 9], [4, 9]], [[-1, -2], [-4, -5]]])
-    np.testing.assert_array_equal(simdbind.pooling_max(x, 2, library=library), expected)
-    nhwc = simdbind.pooling_max(np.ascontiguousarray(x.transpose(1, 2, 0)), 2, layout="nhwc", library=library)
+    np.testing.assert_array_equal(simdbind.pooling_max(x, 2, stride=1, library=library), expected)
+    nhwc = simdbind.pooling_max(np.ascontiguousarray(x.transpose(1, 2, 0)), 2, stride=1, layout="nhwc", library=library)
     np.testing.assert_array_equal(nhwc, expected.transpose(1, 2, 0))
-    batch = simdbind.pooling_max(np.stack([x, x + 10]), (2, 2), library=library)
+    batch = simdbind.pooling_max(np.stack([x, x + 10]), (2, 2), stride=1, library=library)
     np.testing.assert_array_equal(batch, np.stack([expected, expected + 10]))
 
 
@@ -59,36 +59,36 @@ def test_max_nan_survives_only_as_the_last_element_of_the_window(library):
     nan = np.nan
     # Spec 3.12.3: [NaN, 1, 2, NaN] -> NaN; [NaN, 1, 2, 0.5] -> 2 (row-major 2x2 windows).
     x = f32([[[nan, 1, nan, 1], [2, nan, 2, 0.5]]])
-    out = simdbind.pooling_max(x, 2, 2, library=library)
+    out = simdbind.pooling_max(x, 2, stride=2, library=library)
     assert np.isnan(out[0, 0, 0]) and out[0, 0, 1] == 2
 
 
 def test_max_floor_is_minus_flt_max_and_bf16_rounds_it_to_minus_inf(library):
     x = np.full((2, 3, 3), -np.inf, np.float32)
-    np.testing.assert_array_equal(simdbind.pooling_max(x, 3, library=library), np.full((2, 1, 1), -FLT_MAX))
+    np.testing.assert_array_equal(simdbind.pooling_max(x, 3, stride=1, library=library), np.full((2, 1, 1), -FLT_MAX))
     bits = np.full((2, 3, 3), 0xFF80, np.uint16)  # bf16 -inf
-    out = simdbind.pooling_max(bits, 3, library=library)
+    out = simdbind.pooling_max(bits, 3, stride=1, library=library)
     assert out.dtype == np.uint16 and (out == 0xFF80).all()
 
 
 def test_bf16_dtype_is_kept_and_values_are_exact(library):
     ml_dtypes = pytest.importorskip("ml_dtypes")
     x = np.array([[[0.5, -1.25], [3.0, 2.0]]], ml_dtypes.bfloat16)
-    out = simdbind.pooling_max(x, 2, library=library)
+    out = simdbind.pooling_max(x, 2, stride=1, library=library)
     assert out.dtype == ml_dtypes.bfloat16 and float(out[0, 0, 0]) == 3.0
 
 
 def test_uint8_starts_from_zero(library):
     x = np.array([[[0, 7], [255, 3]]], np.uint8)
-    out = simdbind.pooling_max(x, 2, 1, 1, library=library)
+    out = simdbind.pooling_max(x, 2, stride=1, pad=1, library=library)
     np.testing.assert_array_equal(out, np.array([[[0, 7, 7], [255, 255, 7], [255, 255, 3]]], np.uint8))
 
 
 def test_channel_pooling_3d(library):
     x = np.arange(4 * 2 * 2, dtype=np.float32).reshape(4, 2, 2)
-    out = simdbind.pooling_max(x, 1, kernel_c=2, stride_c=2, library=library)
+    out = simdbind.pooling_max(x, 1, stride=1, kernel_c=2, stride_c=2, library=library)
     np.testing.assert_array_equal(out, x[1::2])
-    out = simdbind.pooling_max(x, 2, kernel_c=3, stride_c=1, pad_c=1, library=library)
+    out = simdbind.pooling_max(x, 2, stride=1, kernel_c=3, stride_c=1, pad_c=1, library=library)
     np.testing.assert_array_equal(out.ravel(), f32([7, 11, 15, 15]))
 
 
@@ -102,8 +102,8 @@ def test_output_size_rule():
 
 def test_pad_forms_agree(library):
     x = np.random.default_rng(1).uniform(-1, 1, (3, 7, 8)).astype(np.float32)
-    a = simdbind.pooling_max(x, (3, 2), (2, 1), ((1, 2), (0, 1)), library=library)
-    b = simdbind.pooling_max(x, (3, 2), (2, 1), (1, 0, 2, 1), library=library)  # ONNX (top, left, bottom, right)
+    a = simdbind.pooling_max(x, (3, 2), stride=(2, 1), pad=((1, 2), (0, 1)), library=library)
+    b = simdbind.pooling_max(x, (3, 2), stride=(2, 1), pad=(1, 0, 2, 1), library=library)  # ONNX (top, left, bottom, right)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, reference.pooling_max(x, (3, 2), (2, 1), ((1, 2), (0, 1)), "nchw", False))
 
@@ -111,13 +111,13 @@ def test_pad_forms_agree(library):
 def test_out_argument_is_filled_and_returned(library):
     x = np.ones((2, 4, 4), np.float32)
     out = np.full((2, 2, 2), 7, np.float32)
-    assert simdbind.pooling_average(x, 2, 2, out=out, library=library) is out
+    assert simdbind.pooling_average(x, 2, stride=2, exclude_pad=True, out=out, library=library) is out
     np.testing.assert_array_equal(out, np.ones((2, 2, 2)))
 
 
 def test_non_contiguous_input_is_copied(library):
     x = np.arange(2 * 6 * 6, dtype=np.float32).reshape(2, 6, 6)[:, ::2, :]
-    np.testing.assert_array_equal(simdbind.pooling_max(x, 1, library=library), x)
+    np.testing.assert_array_equal(simdbind.pooling_max(x, 1, stride=1, library=library), x)
 
 
 # -- validation --------------------------------------------------------------------------------------------------
@@ -125,34 +125,34 @@ X = np.zeros((2, 5, 5), np.float32)
 
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda lib: simdbind.pooling_max(X, 0, library=lib), ArgumentError, "kernel: must be >= 1, got 0"),
-    (lambda lib: simdbind.pooling_max(X, (2, 0), library=lib), ArgumentError, r"kernel\[1\]: must be >= 1"),
-    (lambda lib: simdbind.pooling_max(X, 2, 0, library=lib), ArgumentError, "stride: must be >= 1, got 0"),
-    (lambda lib: simdbind.pooling_max(X, 2, 1, 2, library=lib), ArgumentError, "pad: the y begin pad must be < the kernel"),
-    (lambda lib: simdbind.pooling_max(X, 3, 1, ((0, 0), (1, 3)), library=lib), ArgumentError, "x end pad must be <"),
-    (lambda lib: simdbind.pooling_max(X, 2, 1, -1, library=lib), ArgumentError, "pad: must be >= 0"),
-    (lambda lib: simdbind.pooling_max(X, 2, 1, (1, 2, 3), library=lib), ArgumentError, "pad: must be an int"),
-    (lambda lib: simdbind.pooling_max(X, 6, library=lib), ArgumentError, "output size: the y axis gives 0"),
-    (lambda lib: simdbind.pooling_max(X, 2.0, library=lib), ArgumentError, "kernel: must be an integer"),
-    (lambda lib: simdbind.pooling_max(X, 2, layout="nchwc", library=lib), ArgumentError, "layout: must be one of"),
-    (lambda lib: simdbind.pooling_max(X, 2, ceil_mode=1, library=lib), ArgumentError, "ceil_mode: must be a bool"),
-    (lambda lib: simdbind.pooling_max(X[0], 2, library=lib), ArgumentError, "x: must be 3-D or 4-D"),
-    (lambda lib: simdbind.pooling_max(np.zeros((2, 0, 5), np.float32), 1, library=lib), ArgumentError,
+    (lambda lib: simdbind.pooling_max(X, 0, stride=1, library=lib), ArgumentError, "kernel: must be >= 1, got 0"),
+    (lambda lib: simdbind.pooling_max(X, (2, 0), stride=1, library=lib), ArgumentError, r"kernel\[1\]: must be >= 1"),
+    (lambda lib: simdbind.pooling_max(X, 2, stride=0, library=lib), ArgumentError, "stride: must be >= 1, got 0"),
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, pad=2, library=lib), ArgumentError, "pad: the y begin pad must be < the kernel"),
+    (lambda lib: simdbind.pooling_max(X, 3, stride=1, pad=((0, 0), (1, 3)), library=lib), ArgumentError, "x end pad must be <"),
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, pad=-1, library=lib), ArgumentError, "pad: must be >= 0"),
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, pad=(1, 2, 3), library=lib), ArgumentError, "pad: must be an int"),
+    (lambda lib: simdbind.pooling_max(X, 6, stride=1, library=lib), ArgumentError, "output size: the y axis gives 0"),
+    (lambda lib: simdbind.pooling_max(X, 2.0, stride=1, library=lib), ArgumentError, "kernel: must be an integer"),
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, layout="nchwc", library=lib), ArgumentError, "layout: must be .nchw., .nhwc."),
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, ceil_mode=1, library=lib), ArgumentError, "ceil_mode: must be a bool"),
+    (lambda lib: simdbind.pooling_max(X[0], 2, stride=1, library=lib), ArgumentError, "x: must be 3-D or 4-D"),
+    (lambda lib: simdbind.pooling_max(np.zeros((2, 0, 5), np.float32), 1, stride=1, library=lib), ArgumentError,
      "height and width must be >= 1"),
-    (lambda lib: simdbind.pooling_max(X.astype(np.float64), 2, library=lib), DTypeError, "x: must have dtype"),
-    (lambda lib: simdbind.pooling_average(X.astype(np.uint8), 2, library=lib), DTypeError,
+    (lambda lib: simdbind.pooling_max(X.astype(np.float64), 2, stride=1, library=lib), DTypeError, "x: must have dtype"),
+    (lambda lib: simdbind.pooling_average(X.astype(np.uint8), 2, stride=1, exclude_pad=True, library=lib), DTypeError,
      "x: must have dtype float32"),
-    (lambda lib: simdbind.pooling_average(X, 2, exclude_pad=None, library=lib), ArgumentError, "exclude_pad"),
-    (lambda lib: simdbind.pooling_max(X.astype(np.uint8), 2, kernel_c=2, library=lib), ArgumentError,
+    (lambda lib: simdbind.pooling_average(X, 2, stride=1, exclude_pad=None, library=lib), ArgumentError, "exclude_pad"),
+    (lambda lib: simdbind.pooling_max(X.astype(np.uint8), 2, stride=1, kernel_c=2, library=lib), ArgumentError,
      "channel pooling is only available for float32"),
-    (lambda lib: simdbind.pooling_max(X, 2, kernel_c=2, pad_c=2, library=lib), ArgumentError,
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, kernel_c=2, pad_c=2, library=lib), ArgumentError,
      "pad_c: the channel begin pad must be <"),
-    (lambda lib: simdbind.pooling_max(X, 2, kernel_c=0, library=lib), ArgumentError, "kernel_c: must be >= 1"),
-    (lambda lib: simdbind.pooling_max(X, 2, out=np.zeros((2, 4, 4), np.float64), library=lib), DTypeError,
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, kernel_c=0, library=lib), ArgumentError, "kernel_c: must be >= 1"),
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, out=np.zeros((2, 4, 4), np.float64), library=lib), DTypeError,
      "out: must have dtype"),
-    (lambda lib: simdbind.pooling_max(X, 2, out=np.zeros((2, 3, 4), np.float32), library=lib), ArgumentError,
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, out=np.zeros((2, 3, 4), np.float32), library=lib), ArgumentError,
      "out: must have shape"),
-    (lambda lib: simdbind.pooling_max(X, 2, out=np.zeros((2, 4, 8), np.float32)[:, :, ::2], library=lib),
+    (lambda lib: simdbind.pooling_max(X, 2, stride=1, out=np.zeros((2, 4, 8), np.float32)[:, :, ::2], library=lib),
      ArgumentError, "C-contiguous"),
 ])
 def test_bad_arguments_raise_named_errors(library, call, error, message):
@@ -165,7 +165,7 @@ def test_out_overlapping_x_is_refused_and_untouched():
     x = buf[:50].reshape(2, 5, 5)
     before = buf.copy()
     with pytest.raises(ArgumentError, match="must not overlap"):
-        simdbind.pooling_max(x, 1, out=buf[10:60].reshape(2, 5, 5))
+        simdbind.pooling_max(x, 1, stride=1, out=buf[10:60].reshape(2, 5, 5))
     np.testing.assert_array_equal(buf, before)
 
 
@@ -209,8 +209,8 @@ def test_routed_calls_give_the_contract_result(as_external, shape, layout, kerne
     image = shape if len(shape) == 3 else shape[1:]
     if layout == "nhwc":
         x = np.ascontiguousarray(np.moveaxis(x, -3, -1))
-    pads = simdbind.pooling._pads(pad)
-    got = simdbind.pooling_max(x, kernel, stride, pad, layout=layout, library=as_external)
+    pads = simdbind._checks.pads(pad)
+    got = simdbind.pooling_max(x, kernel, stride=stride, pad=pad, layout=layout, library=as_external)
     expected = reference.pooling_max(x, (kernel, kernel), (stride, stride), pads, layout, False)
     assert image and got.shape == expected.shape
     assert (got.view(np.uint32) == expected.view(np.uint32)).all()
@@ -242,13 +242,13 @@ def test_hypothesis_matches_reference(bundled, problem):
         x = rng.integers(0, 2**16 if p["dtype"] == "uint16" else 256, shape).astype(p["dtype"])
     for isa in bundled.isas_supported:
         with bundled.use_isa(isa):
-            got = simdbind.pooling_max(x, p["kernel"], p["stride"], p["pads"], layout=p["layout"],
+            got = simdbind.pooling_max(x, p["kernel"], stride=p["stride"], pad=p["pads"], layout=p["layout"],
                                        ceil_mode=p["ceil"], library=bundled)
             expected = reference.pooling_max(x, p["kernel"], p["stride"], p["pads"], p["layout"], p["ceil"])
             assert got.tobytes() == expected.tobytes(), isa
             if p["dtype"] == "float32":
-                got = simdbind.pooling_average(x, p["kernel"], p["stride"], p["pads"], layout=p["layout"],
-                                               ceil_mode=p["ceil"], library=bundled)
+                got = simdbind.pooling_average(x, p["kernel"], stride=p["stride"], pad=p["pads"], exclude_pad=True,
+                                               layout=p["layout"], ceil_mode=p["ceil"], library=bundled)
                 expected = reference.pooling_average(x, p["kernel"], p["stride"], p["pads"], p["layout"],
                                                      p["ceil"], True)
                 np.testing.assert_allclose(got, expected, rtol=0, atol=(p["kernel"][0] * p["kernel"][1] + 4) * 2**-24)
@@ -298,13 +298,13 @@ class _DefectTrap:
        s=st.sampled_from([1, 2]), pad=st.sampled_from([0, 1, ((0, 1), (0, 1)), ((0, 2), (0, 2)), ((1, 0), (1, 0))]),
        layout=st.sampled_from(["nchw", "nhwc"]), ceil=st.booleans())
 def test_routes_never_reach_a_defect_and_keep_results(bundled, c, h, w, k, s, pad, layout, ceil):
-    pads = simdbind.pooling._pads(pad)
+    pads = simdbind._checks.pads(pad)
     if any(p >= k for axis in pads for p in axis) or h + sum(pads[0]) < k or w + sum(pads[1]) < k:
         return
     trap = _DefectTrap(bundled)
     shape = (2, c, h, w) if layout == "nchw" else (2, h, w, c)
     x = np.random.default_rng(c * 1000 + h * 50 + w).uniform(-1, 1, shape).astype(np.float32)
-    got = simdbind.pooling_max(x, k, s, pad, layout=layout, ceil_mode=ceil, library=trap)
+    got = simdbind.pooling_max(x, k, stride=s, pad=pad, layout=layout, ceil_mode=ceil, library=trap)
     assert trap.reached == []
     expected = reference.pooling_max(x, (k, k), (s, s), pads, layout, ceil)
     assert got.tobytes() == expected.tobytes()
@@ -314,7 +314,7 @@ def test_the_trap_sees_defects_when_called_directly(bundled):
     # The trap itself must be able to fail: a bundled (unrouted) call with a defect parameter set is seen.
     trap = _DefectTrap(bundled)
     x = np.zeros((8, 9, 3), np.float32)
-    simdbind.pooling_max(x, 3, 1, 1, layout="nhwc", library=bundled)  # bundled: direct, no trap involved
+    simdbind.pooling_max(x, 3, stride=1, pad=1, layout="nhwc", library=bundled)  # bundled: direct, no trap involved
     f = trap.function("SimdSynetPoolingMax32f")
     out = np.zeros((8, 9, 3), np.float32)
     f(trap.ffi.from_buffer("float[]", x), 3, 8, 9, 1, 3, 3, 1, 1, 1, 0, 1, 1,
@@ -339,11 +339,11 @@ def test_external_library_matches_bundled_on_a_shape_sweep(external, bundled, la
                     for ceil in (False, True):
                         x = rng.standard_normal((c, h, w) if layout == "nchw" else (h, w, c)).astype(np.float32)
                         try:
-                            expected = simdbind.pooling_max(x, kernel, stride, pad, layout=layout,
+                            expected = simdbind.pooling_max(x, kernel, stride=stride, pad=pad, layout=layout,
                                                             ceil_mode=ceil, library=bundled)
                         except simdbind.SimdBindError:
                             continue
-                        got = simdbind.pooling_max(x, kernel, stride, pad, layout=layout, ceil_mode=ceil,
+                        got = simdbind.pooling_max(x, kernel, stride=stride, pad=pad, layout=layout, ceil_mode=ceil,
                                                    library=external)
                         if not np.array_equal(got, expected):
                             differ.append((c, h, w, kernel, stride, pad, ceil))

@@ -24,7 +24,7 @@ INPUTS = 6  # distinct inputs per job; each thread visits all of them in its own
 
 @pytest.fixture(scope="module")
 def load(request):
-    full = request.config.getoption("--profile") == "full"
+    full = request.config.getoption("simd_profile") == "full"
     return (16, 20) if full else (8, 3)
 
 
@@ -68,11 +68,12 @@ def _jobs(library: Any, rng: np.random.Generator) -> dict[str, tuple[Callable[[A
                     None),
         "lrn": (lambda x: simdbind.lrn(x, 2, [1.0, 1e-2, -0.75], library=library),
                 [f32(12, 9, 10) for _ in range(INPUTS)], None),
-        "pooling_max": (lambda x: simdbind.pooling_max(x, 3, 2, 1, library=library),
+        "pooling_max": (lambda x: simdbind.pooling_max(x, 3, stride=2, pad=1, library=library),
                         [f32(8, 17, 19) for _ in range(INPUTS)], None),
-        "pooling_average": (lambda x: simdbind.pooling_average(x, 3, 2, 1, layout="nhwc", library=library),
+        "pooling_average": (lambda x: simdbind.pooling_average(x, 3, stride=2, pad=1, exclude_pad=True, layout="nhwc",
+                                                               library=library),
                             [f32(17, 19, 8) for _ in range(INPUTS)], None),
-        "pooling_max uint8": (lambda x: simdbind.pooling_max(x, 2, 2, library=library),
+        "pooling_max uint8": (lambda x: simdbind.pooling_max(x, 2, stride=2, library=library),
                               [u8(5, 16, 16) for _ in range(INPUTS)], None),
     }
 

@@ -42,9 +42,10 @@ def cases(quick: bool = False) -> list[dict]:
 
                 def run(library, x=x, out=out, layout=layout, op=op, k=k, s=s, p=p):
                     if op == "max":
-                        return lambda: simdbind.pooling_max(x, k, s, p, layout=layout, out=out, library=library)
-                    return lambda: simdbind.pooling_average(x, k, s, p, layout=layout, exclude_pad=False, out=out,
+                        return lambda: simdbind.pooling_max(x, k, stride=s, pad=p, layout=layout, out=out,
                                                             library=library)
+                    return lambda: simdbind.pooling_average(x, k, stride=s, pad=p, layout=layout, exclude_pad=False,
+                                                            out=out, library=library)
 
                 peers = {}
                 if torch is not None:
@@ -63,7 +64,7 @@ def cases(quick: bool = False) -> list[dict]:
             result.append({"name": f"pooling max {name} nhwc {c}x{h}x{w} k{k}s{s}p{p}", "family": "pooling",
                            "unit": "GB/s", "work": x.nbytes + out.nbytes,
                            "simdbind": (lambda library, x=x, out=out, k=k, s=s, p=p:
-                                        lambda: simdbind.pooling_max(x, k, s, p, layout="nhwc", out=out,
+                                        lambda: simdbind.pooling_max(x, k, stride=s, pad=p, layout="nhwc", out=out,
                                                                      library=library)),
                            "peers": peers})
     return result

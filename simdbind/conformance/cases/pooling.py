@@ -20,7 +20,7 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import pooling as reference
 from simdbind.conformance.tolerance import EXACT, Tolerance
 from simdbind.errors import UpstreamDefectError
@@ -74,36 +74,38 @@ def bf16_bits(values: np.ndarray) -> np.ndarray:
     return (((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFFFFFF) >> 16).astype(np.uint16)
 
 
+#: The descriptor fields of every pooling function; Average adds ``exclude``, Max32f the channel window.
+POOLING_FIELDS = (F("layout", "name"), F("batch", "int", 1), F("channels", "int"), F("height", "int"),
+                  F("width", "int"), F("kernel", "dims", names=("ky", "kx")), F("stride", "dims", names=("sy", "sx")),
+                  F("pad", "list", (0, 0, 0, 0), names=("pad_top", "pad_left", "pad_bottom", "pad_right")),
+                  F("ceil", "bool"))
+POOLING_TAIL = (F("special", "name", ""), F("defect", "name", ""), F("direct", "bool", False),
+                F("out", "dims", (0, 0), names=("out_h", "out_w")), F("group", "name"))
+
+
 class _Pooling(Function):
     family = "pooling"
     dtype = "float32"
-    tag = ""  # short name used in descriptors
+    fields = POOLING_FIELDS + POOLING_TAIL
 
+    # -- case construction ---------------------------------------------------------------------------------------
     # -- case construction ---------------------------------------------------------------------------------------
     def _case(self, layout: str, c: int, h: int, w: int, kernel, stride, pads, ceil: bool, profiles, *,
               batch: int = 1, exclude: bool = True, channel=None, special: str = "", defect: str = "",
-              direct_out=None, group: str = "main", label: str = "") -> Case:
+              direct_out=None, group: str = "main") -> Case:
         (pt, pb), (pl, pr) = pads
         kc, sc, (pcb, pce) = channel if channel else (1, 1, (0, 0))
         params = {"channels": c, "height": h, "width": w, "batch": batch, "ky": kernel[0], "kx": kernel[1],
                   "sy": stride[0], "sx": stride[1], "pad_top": pt, "pad_bottom": pb, "pad_left": pl,
                   "pad_right": pr, "ceil": ceil, "exclude": exclude, "kc": kc, "sc": sc, "pc_begin": pcb,
                   "pc_end": pce, "special": special, "defect": defect, "direct": direct_out is not None,
-                  "out_h": direct_out[0] if direct_out else 0, "out_w": direct_out[1] if direct_out else 0,
-                  "bf16_kind": "ml_dtypes" if (c + h + w) % 2 else "uint16"}
-        descriptor = (f"{self.name} {layout} c{c} h{h} w{w}" + (f" n{batch}" if batch != 1 else "")
-                      + f" k{kernel[0]}x{kernel[1]} s{stride[0]}x{stride[1]} p{pt},{pl},{pb},{pr}"
-                      + (" ceil" if ceil else " floor"))
-        if self.name == "pooling_average":
-            descriptor += " exclude" if exclude else " include"
-        if channel:
-            descriptor += f" kc{kc} sc{sc} pc{pcb},{pce}"
-        if direct_out:
-            descriptor += f" direct-out{direct_out[0]}x{direct_out[1]}"
-        for extra in (special, defect and f"defect-{defect}", label):
-            if extra:
-                descriptor += f" {extra}"
-        return Case(self.name, descriptor, params, dtype=self.dtype, layout=layout, group=group, profiles=profiles)
+                  "out_h": direct_out[0] if direct_out else 0, "out_w": direct_out[1] if direct_out else 0}
+        if self.name != "pooling_average":
+            del params["exclude"]
+        if self.name != "pooling_max32f":
+            for name in ("kc", "sc", "pc_begin", "pc_end"):
+                del params[name]
+        return self.case(params, layout=layout, group=group, profiles=profiles)
 
     def _grids(self, table, *, exclude_values=(True,)) -> Iterable[Case]:
         # Upstream's table, ceil mode, both layouts.
@@ -114,7 +116,7 @@ class _Pooling(Function):
                     profiles = ("smoke",) + ALL if (i == 0 and layout == "nhwc" and exclude) else \
                         (ALL if on_ci else FULL)
                     yield self._case(layout, c, h, w, (k, k), (s, s), ((pb, pe), (pb, pe)), True, profiles,
-                                     exclude=exclude, label="upstream")
+                                     exclude=exclude)
         # ONNX-style grid on small odd images.
         for k in ONNX_KERNELS:
             pad_options = {((0, 0), (0, 0)), ((k[0] - 1, k[0] - 1), (k[1] - 1, k[1] - 1))}
@@ -155,6 +157,38 @@ class _Pooling(Function):
             for exclude in exclude_values:
                 yield self._case(layout, 3, 6, 7, (2, 2), (1, 1), ((3, 0), (3, 0)), False, ALL, exclude=exclude,
                                  defect="pad-wrap", direct_out=(8, 9))
+
+    #: Input kinds of the edge group the space draws from ("" = the main group's data).
+    specials: tuple[str, ...] = ("",)
+
+    def space(self) -> Any:
+        """Public-API calls over the documented space: any layout, batch, channel count, image size, kernel and
+        stride per axis, begin/end pads per axis below the kernel (spec 3.12.1), floor or ceil; Average both
+        exclude modes, Max32f any channel window; the edge group's special inputs."""
+        from hypothesis import strategies as st
+
+        @st.composite
+        def draw(draw: Any) -> Case:
+            ky, kx = draw(st.integers(1, 7)), draw(st.integers(1, 7))
+            pads = [draw(st.integers(0, k - 1)) for k in (ky, ky, kx, kx)]  # top, bottom, left, right
+            height = max(draw(st.integers(1, 20)), ky - pads[0] - pads[1])
+            width = max(draw(st.integers(1, 70)), kx - pads[2] - pads[3])
+            channels = draw(st.integers(1, 70))
+            params = {"channels": channels, "height": height, "width": width, "batch": draw(st.integers(1, 3)),
+                      "ky": ky, "kx": kx, "sy": draw(st.integers(1, 4)), "sx": draw(st.integers(1, 4)),
+                      "pad_top": pads[0], "pad_bottom": pads[1], "pad_left": pads[2], "pad_right": pads[3],
+                      "ceil": draw(st.booleans()), "special": draw(st.sampled_from(self.specials)), "defect": "",
+                      "direct": False, "out_h": 0, "out_w": 0}
+            if self.name == "pooling_average":
+                params["exclude"] = draw(st.booleans())
+            if self.name == "pooling_max32f":
+                kc = draw(st.integers(1, 5))
+                pc = (draw(st.integers(0, kc - 1)), draw(st.integers(0, kc - 1)))
+                params.update(kc=kc, sc=draw(st.integers(1, 3)), pc_begin=pc[0], pc_end=pc[1],
+                              channels=max(channels, kc - sum(pc)))
+            return self.case(params, layout=draw(st.sampled_from(LAYOUTS)),
+                             group="edge" if params["special"] else "main")
+        return draw()
 
     # -- running -------------------------------------------------------------------------------------------------
     def _geometry(self, case: Case):
@@ -218,8 +252,10 @@ class _Pooling(Function):
 class PoolingAverage(_Pooling):
     name = "pooling_average"
     symbols = ("SimdSynetPoolingAverage",)
+    specials = ("", "inf_nan")
+    fields = POOLING_FIELDS + (F("exclude", "bool"),) + POOLING_TAIL
 
-    def cases(self) -> Iterable[Case]:
+    def grid(self) -> Iterable[Case]:
         yield from self._grids(AVERAGE_TABLE, exclude_values=(True, False))
         # Edge: +-inf and NaN propagate through the sum (their class does not depend on the summation order).
         for layout in LAYOUTS:
@@ -237,8 +273,9 @@ class PoolingAverage(_Pooling):
         if case.params["direct"]:
             return self._direct(library, case, inputs["x"])
         kernel, stride, pads = self._geometry(case)
-        return simdbind.pooling_average(inputs["x"], kernel, stride, pads, exclude_pad=case.params["exclude"],
-                                        layout=case.layout, ceil_mode=case.params["ceil"], library=library)
+        return simdbind.pooling_average(inputs["x"], kernel, stride=stride, pad=pads,
+                                        exclude_pad=case.params["exclude"], layout=case.layout,
+                                        ceil_mode=case.params["ceil"], library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
@@ -259,8 +296,11 @@ class PoolingAverage(_Pooling):
 class PoolingMax32f(_Pooling):
     name = "pooling_max32f"
     symbols = ("SimdSynetPoolingMax32f",)
+    specials = ("", "nan", "neg_inf")
+    fields = POOLING_FIELDS + (F("kc", "int", 1), F("sc", "int", 1),
+                               F("pc", "list", (0, 0), names=("pc_begin", "pc_end"))) + POOLING_TAIL
 
-    def cases(self) -> Iterable[Case]:
+    def grid(self) -> Iterable[Case]:
         yield from self._grids(MAX32F_TABLE)
         # 3D channel pooling: upstream's disabled table, then a small grid.
         for i, (c, h, w, k, s, pads) in enumerate(MAX3D_TABLE):
@@ -268,7 +308,7 @@ class PoolingMax32f(_Pooling):
             for layout in LAYOUTS:
                 yield self._case(layout, c, h, w, k[1:], s[1:], pads[1:], True,
                                  ALL if (i + LAYOUTS.index(layout)) % 3 == 0 else FULL,
-                                 channel=(k[0], s[0], pads[0]), label="upstream3d")
+                                 channel=(k[0], s[0], pads[0]))
         for kc, sc, pc in ((2, 1, (0, 0)), (3, 2, (1, 1)), (3, 3, (0, 2)), (1, 2, (0, 0)), (5, 1, (2, 2))):
             for c in (1, 7, 17):
                 for layout in LAYOUTS:
@@ -282,7 +322,7 @@ class PoolingMax32f(_Pooling):
         for defect, layout, (c, h, w), k, s, pb, pe, out in MAX32F_DEFECTS:
             pads = ((pb[0], pe[0]), (pb[1], pe[1]))
             yield self._case(layout, c, h, w, k, s, pads, False, ALL, defect=defect, direct_out=out)
-            yield self._case(layout, c, h, w, k, s, pads, False, ALL, label=f"routed-{defect}")
+            yield self._case(layout, c, h, w, k, s, pads, False, ALL)
         # Edge: the NaN order of the fold and the -FLT_MAX floor under -inf (spec 3.12.3).
         for layout in LAYOUTS:
             for special in ("nan", "neg_inf"):
@@ -309,9 +349,9 @@ class PoolingMax32f(_Pooling):
         if p["direct"]:
             return self._direct(library, case, inputs["x"])
         kernel, stride, pads = self._geometry(case)
-        return simdbind.pooling_max(inputs["x"], kernel, stride, pads, layout=case.layout, ceil_mode=p["ceil"],
-                                    kernel_c=p["kc"], stride_c=p["sc"], pad_c=(p["pc_begin"], p["pc_end"]),
-                                    library=library)
+        return simdbind.pooling_max(inputs["x"], kernel, stride=stride, pad=pads, layout=case.layout,
+                                    ceil_mode=p["ceil"], kernel_c=p["kc"], stride_c=p["sc"],
+                                    pad_c=(p["pc_begin"], p["pc_end"]), library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
@@ -331,8 +371,9 @@ class PoolingMax16b(_Pooling):
     name = "pooling_max16b"
     dtype = "bf16"
     symbols = ("SimdSynetPoolingMax16b",)
+    specials = ("", "nan", "neg_inf", "zeros")
 
-    def cases(self) -> Iterable[Case]:
+    def grid(self) -> Iterable[Case]:
         yield from self._grids(MAX16B_TABLE)
         for layout in LAYOUTS:
             for special in ("nan", "neg_inf", "zeros"):
@@ -349,7 +390,8 @@ class PoolingMax16b(_Pooling):
             bits[rng.random(bits.shape) < 0.7] = 0xFF80
         elif special == "zeros":  # +0 and -0 only: the fold keeps the first of equal values
             bits = rng.choice(np.array([0x0000, 0x8000], np.uint16), bits.shape)
-        if case.params["bf16_kind"] == "ml_dtypes":
+        p = case.params
+        if (p["channels"] + p["height"] + p["width"]) % 2:  # half the cases pass ml_dtypes.bfloat16, half raw bits
             try:
                 import ml_dtypes
 
@@ -362,7 +404,7 @@ class PoolingMax16b(_Pooling):
         if case.params["direct"]:
             return self._direct(library, case, inputs["x"]).view(np.uint16)
         kernel, stride, pads = self._geometry(case)
-        return simdbind.pooling_max(inputs["x"], kernel, stride, pads, layout=case.layout,
+        return simdbind.pooling_max(inputs["x"], kernel, stride=stride, pad=pads, layout=case.layout,
                                     ceil_mode=case.params["ceil"], library=library).view(np.uint16)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -382,7 +424,7 @@ class PoolingMax8u(_Pooling):
     dtype = "uint8"
     symbols = ("SimdSynetPoolingMax8u",)
 
-    def cases(self) -> Iterable[Case]:
+    def grid(self) -> Iterable[Case]:
         yield from self._grids(MAX8U_TABLE)
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
@@ -392,7 +434,7 @@ class PoolingMax8u(_Pooling):
         if case.params["direct"]:
             return self._direct(library, case, inputs["x"])
         kernel, stride, pads = self._geometry(case)
-        return simdbind.pooling_max(inputs["x"], kernel, stride, pads, layout=case.layout,
+        return simdbind.pooling_max(inputs["x"], kernel, stride=stride, pad=pads, layout=case.layout,
                                     ceil_mode=case.params["ceil"], library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
