@@ -1,4 +1,4 @@
-/* simdbind._fastcall: the C-side fast path of eltwise() and unary() (issue 8, the per-call overhead budget).
+/* simdbind._fastcall: the C-side fast path of eltwise() and unary() (the per-call overhead budget).
  *
  * Each entry point takes the arrays as Python objects plus the address of the C function to call (an int that
  * simdbind obtains once per library from cffi, so the bundled library and any external libSimd work alike), and
@@ -10,7 +10,8 @@
  *     (PyBUF_C_CONTIGUOUS) of format "f" (native float32) and item size 4; `out` writable (PyBUF_WRITABLE);
  *   - equal shapes (ndim and every extent);
  *   - `out` that is either exactly one of the inputs it may alias (same start; the sizes are equal) or apart
- *     from every input (pointer ranges; an empty range overlaps nothing).
+ *     from every input (pointer ranges; an empty range overlaps nothing), and apart from eltwise's weights
+ *     array (the kernel reads a weight after it has written part of `out`).
  * The buffers stay exported (numpy then refuses to resize them) until the C call has returned.
  *
  * The GIL is released around the C call only from RELEASE_THRESHOLD elements on. Below, the call takes well
@@ -182,7 +183,7 @@ static int weights_from_sequence(PyObject *seq, Py_ssize_t count, float *dst)
 /* eltwise(address, inputs, weights, op, out) -> out, a new array, or None (not handled).
  * address: SimdSynetEltwiseLayerForward; inputs: a list or tuple of 2..16 arrays; weights: None, a float32
  * array of shape (count,) or a list/tuple of count numbers (op SUM only); op: 0..3; out: None or an array that may
- * be inputs[0] or inputs[1] exactly and must be apart from every other input. */
+ * be inputs[0] or inputs[1] exactly and must be apart from every other input and from the weights array. */
 static PyObject *fast_eltwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -242,6 +243,10 @@ static PyObject *fast_eltwise(PyObject *self, PyObject *const *args, Py_ssize_t 
         if (!get_f32(out, &out_view, 1))
             goto done;
         if (!same_shape(&views[0], &out_view)) {
+            PyBuffer_Release(&out_view);
+            goto done;
+        }
+        if (weight_held && overlap(&out_view, &weight_view)) {
             PyBuffer_Release(&out_view);
             goto done;
         }
