@@ -4,7 +4,7 @@ Conformance modules declare ``pytestmark = pytest.mark.conformance("name", ...)`
 ``implementation``, ``function``, ``case`` and ``seed``; this file expands them over implementations x cases of the
 chosen profile. The options mirror ``simdbind conformance``:
 
-    python -m pytest tests/conformance --profile full --isa avx2 --impl torch --case-filter 'max*size17' \\
+    python -m pytest tests/conformance --profile full --isa avx2 --impl torch --case-filter 'max*size=17' \\
         --report-json reports/pytest.json --report-md reports/pytest.md --report-html reports/pytest.html
 
 (JUnit XML: pytest's own ``--junitxml``). A case the deviation catalogue lists for an implementation is an xfail

@@ -13,12 +13,12 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.tolerance import EXACT, Tolerance
 
-CRASH = "fake copy size5 crash"
-RAISE = "fake copy size6 raise"
-CORRUPT = "fake copy size7 corrupt"
+CRASH = "fake_copy layout=nchw size=5 mode=crash"
+RAISE = "fake_copy layout=nchw size=6 mode=raise"
+CORRUPT = "fake_copy layout=nchw size=7 mode=corrupt"
 
 
 @register
@@ -26,16 +26,15 @@ class FakeCopy(Function):
     name = "fake_copy"
     family = "fake"
     symbols = ("SimdVersion",)
+    fields = (F("layout", "name"), F("op", "name", "copy"), F("size", "int"), F("mode", "name", ""),
+              F("group", "name"))
 
-    def cases(self) -> Iterable[Case]:
+    def grid(self) -> Iterable[Case]:
         for size in range(1, 5):
-            yield Case(self.name, f"fake copy size{size}", {"size": size, "op": "copy"}, layout="nchw",
-                       profiles=("smoke", "ci", "full"))
-        for descriptor in (CRASH, RAISE, CORRUPT):
-            size = int(descriptor.split()[2][4:])
-            yield Case(self.name, descriptor, {"size": size, "op": "copy"}, layout="nchw", profiles=("full",))
-        yield Case(self.name, "fake copy size8 nan", {"size": 8, "op": "copy"}, layout="nhwc", group="edge",
-                   profiles=("ci", "full"))
+            yield self.case({"size": size, "op": "copy", "mode": ""}, layout="nchw", profiles=("smoke", "ci", "full"))
+        for mode, size in (("crash", 5), ("raise", 6), ("corrupt", 7)):
+            yield self.case({"size": size, "op": "copy", "mode": mode}, layout="nchw", profiles=("full",))
+        yield self.case({"size": 8, "op": "copy", "mode": ""}, layout="nhwc", group="edge", profiles=("ci", "full"))
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         x = rng.standard_normal(case.params["size"]).astype(np.float32)
@@ -64,6 +63,7 @@ class FakeCopy(Function):
 class FakeMissing(FakeCopy):
     name = "fake_missing"
     symbols = ("SimdNoSuchFunctionAnywhere",)
+    fields = (F("size", "int"),)
 
-    def cases(self) -> Iterable[Case]:
-        yield Case(self.name, "fake missing size3", {"size": 3}, profiles=("smoke", "ci", "full"))
+    def grid(self) -> Iterable[Case]:
+        yield self.case({"size": 3}, profiles=("smoke", "ci", "full"))

@@ -20,7 +20,7 @@ def test_info_lists_isas_of_this_machine(bundled):
 
 def test_conformance_prints_summary_and_writes_report(tmp_path):
     report = tmp_path / "r.json"
-    out = run("conformance", "--isa", "base", "--function", "eltwise", "-k", "size17", "--report-json", str(report))
+    out = run("conformance", "--isa", "base", "--function", "eltwise", "-k", "size=17", "--report-json", str(report))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "eltwise" in out.stdout and "bundled-base" in out.stdout and "0 failed" in out.stdout
     data = json.loads(report.read_text())

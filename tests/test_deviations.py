@@ -103,14 +103,14 @@ def test_version_ranges(spec, version, expected):
 # -- matching --------------------------------------------------------------------------------------------------
 def test_when_sees_params_layout_dtype_and_isa(tmp_path, base):
     cat = catalogue(tmp_path, {})
-    assert [e.id for e in cat.match(base, case("eltwise max n2 size17"))] == ["TEST-MAX-17"]
-    assert cat.match(base, case("eltwise max n2 size16")) == []
-    assert cat.match(base, case("eltwise min n2 size17")) == []
+    assert [e.id for e in cat.match(base, case("eltwise op=max count=2 size=17"))] == ["TEST-MAX-17"]
+    assert cat.match(base, case("eltwise op=max count=2 size=16")) == []
+    assert cat.match(base, case("eltwise op=min count=2 size=17")) == []
     sse = Renamed(base, "bundled-sse41", "bundled")
     sse.isa = "sse41"
-    assert cat.match(sse, case("eltwise max n2 size17")) == []  # isa not in ('base', 'avx2')
+    assert cat.match(sse, case("eltwise op=max count=2 size=17")) == []  # isa not in ('base', 'avx2')
     cat = catalogue(tmp_path, {"when": "layout == '-' and dtype == 'float32' and count == 3 and group == 'edge'"})
-    assert cat.match(base, case("eltwise max n3 size67 nan_inf")) and not cat.match(base, case("eltwise max n3 size67"))
+    assert cat.match(base, case("eltwise op=max count=3 size=67 special=nan_inf group=edge")) and not cat.match(base, case("eltwise op=max count=3 size=67"))
 
 
 @pytest.mark.parametrize("affects, name, kind, version, expected", [
@@ -127,14 +127,14 @@ def test_when_sees_params_layout_dtype_and_isa(tmp_path, base):
 def test_affects_and_versions_select_implementations(tmp_path, base, affects, name, kind, version, expected):
     cat = catalogue(tmp_path, {"affects": affects})
     impl = Renamed(base, name, kind, version)
-    assert bool(cat.match(impl, case("eltwise max n2 size17"))) is expected
+    assert bool(cat.match(impl, case("eltwise op=max count=2 size=17"))) is expected
 
 
 def test_when_naming_an_unknown_parameter_is_a_catalogue_error_naming_the_entry(tmp_path, base):
     cat = catalogue(tmp_path, {"when": "channels < 8"})
     with pytest.raises(deviations.CatalogueError, match="entry 'TEST-MAX-17': 'when' failed on case .*NameError"):
-        cat.match(base, case("eltwise max n2 size17"))
-    result = runner.run_case(base, REGISTRY["eltwise"], case("eltwise max n2 size17"), 1, cat)
+        cat.match(base, case("eltwise op=max count=2 size=17"))
+    result = runner.run_case(base, REGISTRY["eltwise"], case("eltwise op=max count=2 size=17"), 1, cat)
     assert result.status == "error" and "deviation catalogue" in result.detail
     assert "'when' failed" in deviations.validate(cat)[0]
 
@@ -143,9 +143,9 @@ def test_validate_reports_unknown_functions_unmatched_entries_and_bad_examples(t
     cat = deviations.load(write(tmp_path, [
         dict(ENTRY, id="A", function="no_such_function"),
         dict(ENTRY, id="B", when="size == 99999"),
-        dict(ENTRY, id="C", example="eltwise max n2 size16"),
+        dict(ENTRY, id="C", example="eltwise op=max count=2 size=16"),
         dict(ENTRY, id="D", example="not a case"),
-        dict(ENTRY, id="E", example="eltwise max n2 size17"),
+        dict(ENTRY, id="E", example="eltwise op=max count=2 size=17"),
     ]))
     problems = deviations.validate(cat)
     assert len(problems) == 4
@@ -158,30 +158,30 @@ def test_validate_reports_unknown_functions_unmatched_entries_and_bad_examples(t
 # -- statuses --------------------------------------------------------------------------------------------------
 def test_failing_catalogued_case_is_known_and_passing_one_is_xpass(tmp_path, base):
     cat = catalogue(tmp_path, {"when": "op == 'max' and size == 17"})
-    corrupting = Corrupting(base, {"eltwise max n2 size17", "eltwise min n2 size17"})
+    corrupting = Corrupting(base, {"eltwise op=max count=2 size=17", "eltwise op=min count=2 size=17"})
     run = runner.run([corrupting], ["eltwise"], "smoke", catalogue=cat)
     results = {r.descriptor: r for r in run.results}
-    known = results["eltwise max n2 size17"]
+    known = results["eltwise op=max count=2 size=17"]
     assert known.status == "known" and known.deviation == "TEST-MAX-17"
     assert known.detail.startswith("known deviation TEST-MAX-17 (spec 3.2): wrong maximum in the tail; observed: 1/17")
     assert known.repro and known.ok
-    assert results["eltwise min n2 size17"].status == "fail"  # not catalogued
-    xpass = results["eltwise max n3 size17"]
+    assert results["eltwise op=min count=2 size=17"].status == "fail"  # not catalogued
+    xpass = results["eltwise op=max count=3 size=17"]
     assert xpass.status == "xpass" and xpass.deviation == "TEST-MAX-17" and "did not show" in xpass.detail
-    assert [r.descriptor for r in run.failed] == ["eltwise min n2 size17"]
+    assert [r.descriptor for r in run.failed] == ["eltwise op=min count=2 size=17"]
 
 
 def test_catalogue_only_applies_to_affected_implementations(tmp_path, base):
     cat = catalogue(tmp_path, {"when": "op == 'max' and size == 17", "affects": "external"})
-    run = runner.run([Corrupting(base, {"eltwise max n2 size17"})], ["eltwise"], "smoke", catalogue=cat)
-    assert [(r.descriptor, r.status) for r in run.results if r.status != "pass"] == [("eltwise max n2 size17", "fail")]
+    run = runner.run([Corrupting(base, {"eltwise op=max count=2 size=17"})], ["eltwise"], "smoke", catalogue=cat)
+    assert [(r.descriptor, r.status) for r in run.results if r.status != "pass"] == [("eltwise op=max count=2 size=17", "fail")]
 
 
 def test_catalogue_travels_to_worker_processes(tmp_path, base):
     cat = catalogue(tmp_path, {"when": "op == 'max' and size == 17"})
     run = runner.run([base], ["eltwise"], "smoke", catalogue=cat, workers=2)
     assert sorted(r.descriptor for r in run.results if r.status == "xpass") == \
-        ["eltwise max n2 size17", "eltwise max n3 size17"]
+        ["eltwise op=max count=2 size=17", "eltwise op=max count=3 size=17"]
 
 
 def test_env_directories_extend_the_default_catalogue(tmp_path, monkeypatch):
@@ -203,15 +203,15 @@ def test_check_turns_a_known_deviation_into_an_xfail_with_the_id(tmp_path, base,
     monkeypatch.setattr(deviations, "_default", catalogue(tmp_path, {"when": "size == 17"}))
     caught = None
     try:  # (pytest.raises lets pytest's own outcome exceptions through)
-        check(Corrupting(base, {"eltwise max n2 size17"}), REGISTRY["eltwise"], case("eltwise max n2 size17"), 1)
+        check(Corrupting(base, {"eltwise op=max count=2 size=17"}), REGISTRY["eltwise"], case("eltwise op=max count=2 size=17"), 1)
     except BaseException as error:  # noqa: B036
         caught = error
     assert isinstance(caught, pytest.xfail.Exception), caught
     assert str(caught).startswith("TEST-MAX-17: known deviation TEST-MAX-17 (spec 3.2)")
     assert take_result().status == "known" and take_result() is None
-    check(base, REGISTRY["eltwise"], case("eltwise max n2 size17"), 1)  # xpass: passes (pytest says XPASS)
+    check(base, REGISTRY["eltwise"], case("eltwise op=max count=2 size=17"), 1)  # xpass: passes (pytest says XPASS)
     with pytest.raises(AssertionError, match="repro: simdbind conformance"):
-        check(Corrupting(base, {"eltwise min n2 size16"}), REGISTRY["eltwise"], case("eltwise min n2 size16"), 1)
+        check(Corrupting(base, {"eltwise op=min count=2 size=16"}), REGISTRY["eltwise"], case("eltwise op=min count=2 size=16"), 1)
 
 
 def test_pytest_marks_catalogued_cases_xfail_and_reports_xpass(tmp_path):
@@ -220,10 +220,10 @@ def test_pytest_marks_catalogued_cases_xfail_and_reports_xpass(tmp_path):
     env.pop("SIMD_LIBRARY", None)  # the counts below are for the bundled library alone
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-rX",
                           "tests/conformance/test_elementwise.py", "--profile", "smoke", "--isa", "base",
-                          "--case-filter", "eltwise max", "--report-json", str(tmp_path / "r.json")],
+                          "--case-filter", "eltwise op=max", "--report-json", str(tmp_path / "r.json")],
                          capture_output=True, text=True, env=env, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "XPASS tests/conformance/test_elementwise.py::test_conformance[bundled-base:eltwise max n2 size17]" \
+    assert "XPASS tests/conformance/test_elementwise.py::test_conformance[bundled-base:eltwise op=max count=2 size=17]" \
            " - TEST-MAX-17" in out.stdout
     assert "6 passed, 2 xpassed" in out.stdout
     data = json.loads((tmp_path / "r.json").read_text())

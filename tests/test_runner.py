@@ -33,11 +33,11 @@ def by_descriptor(run: runner.Run) -> dict[str, runner.CaseResult]:
 # -- selection -------------------------------------------------------------------------------------------------
 def test_filter_is_a_glob_over_function_dtype_layout_descriptor_and_patterns_combine():
     eltwise = REGISTRY["eltwise"]
-    chosen = runner.select_cases(eltwise, "full", "max n2 size1[0-9]")
-    assert {c.descriptor for c in chosen} == {f"eltwise max n2 size{n}" for n in (*range(10, 20), 12288, 12297)}
-    assert runner.select_cases(eltwise, "full", ["float32", "min", "size67 nan"]) == \
-        [c for c in eltwise.cases() if c.descriptor == "eltwise min n2 size67 nan_inf"] + \
-        [c for c in eltwise.cases() if c.descriptor == "eltwise min n3 size67 nan_inf"]
+    chosen = runner.select_cases(eltwise, "full", "op=max count=2 size=1[0-9]")
+    assert {c.descriptor for c in chosen} == {f"eltwise op=max count=2 size={n}" for n in (*range(10, 20), 12288, 12297)}
+    assert runner.select_cases(eltwise, "full", ["float32", "min", "size=67 special=nan"]) == \
+        [c for c in eltwise.cases() if c.descriptor == "eltwise op=min count=2 size=67 special=nan_inf group=edge"] + \
+        [c for c in eltwise.cases() if c.descriptor == "eltwise op=min count=3 size=67 special=nan_inf group=edge"]
     assert runner.select_cases(eltwise, "full", "float64") == []
 
 
@@ -45,8 +45,8 @@ def test_case_descriptor_selects_exactly_one_case_whatever_the_profile():
     eltwise = REGISTRY["eltwise"]
     full_only = next(c for c in eltwise.cases() if c.profiles == ("full",))
     assert runner.select_cases(eltwise, "smoke", None, full_only.descriptor) == [full_only]
-    assert runner.select_cases(eltwise, "smoke", None, "eltwise max n2 size1") != \
-        runner.select_cases(eltwise, "smoke", "eltwise max n2 size1")  # the glob also matches size10..size19
+    assert runner.select_cases(eltwise, "smoke", None, "eltwise op=max count=2 size=1") != \
+        runner.select_cases(eltwise, "smoke", "eltwise op=max count=2 size=1")  # the glob also matches size10..size19
 
 
 def test_every_registered_function_has_unique_descriptors_and_valid_profiles_and_groups():
@@ -69,13 +69,13 @@ def test_unknown_function_is_named():
 # -- statuses --------------------------------------------------------------------------------------------------
 def test_statuses_pass_fail_error_skip_with_repro_lines(base):
     results = {}  # (not runner.run over the full profile: its CRASH case would kill this process)
-    for descriptor in ("fake copy size2", fake.RAISE, fake.CORRUPT, "fake copy size8 nan"):
+    for descriptor in ("fake_copy layout=nchw size=2", fake.RAISE, fake.CORRUPT, "fake_copy layout=nhwc size=8 group=edge"):
         (case,) = runner.select_cases(REGISTRY["fake_copy"], "full", None, descriptor)
         results[descriptor] = runner.run_case(base, REGISTRY["fake_copy"], case, 7, EMPTY)
     (missing,) = REGISTRY["fake_missing"].cases()
     results["missing"] = runner.run_case(base, REGISTRY["fake_missing"], missing, 7, EMPTY)
-    ok, raised, corrupt, nan = (results[d] for d in ("fake copy size2", fake.RAISE, fake.CORRUPT,
-                                                     "fake copy size8 nan"))
+    ok, raised, corrupt, nan = (results[d] for d in ("fake_copy layout=nchw size=2", fake.RAISE, fake.CORRUPT,
+                                                     "fake_copy layout=nhwc size=8 group=edge"))
     assert ok.status == "pass" and ok.repro == "" and ok.total == 2 and ok.max_ulp == 0
     assert nan.status == "pass"  # NaN == NaN in the comparison
     assert raised.status == "error" and "RuntimeError: fake kernel refused" in raised.detail
@@ -100,7 +100,7 @@ def test_reference_sees_what_run_recorded_in_the_inputs(base):
     original = eltwise.reference
     try:
         eltwise.reference = lambda case, inputs: seen.append(inputs.get("recorded")) or original(case, inputs)
-        (case,) = runner.select_cases(eltwise, "full", None, "eltwise sum n2 size17")
+        (case,) = runner.select_cases(eltwise, "full", None, "eltwise op=sum count=2 size=17")
         assert runner.run_case(Recording(base, set()), eltwise, case, 1, EMPTY).status == "pass"
     finally:
         del eltwise.reference
@@ -108,10 +108,10 @@ def test_reference_sees_what_run_recorded_in_the_inputs(base):
 
 
 def test_injected_one_ulp_error_fails_an_exact_function(base):
-    impl = Corrupting(base, {"eltwise max n2 size17"})
+    impl = Corrupting(base, {"eltwise op=max count=2 size=17"})
     run = runner.run([impl], ["eltwise"], "smoke", catalogue=EMPTY)
     failed = [r for r in run.results if r.status != "pass"]
-    assert [r.descriptor for r in failed] == ["eltwise max n2 size17"]
+    assert [r.descriptor for r in failed] == ["eltwise op=max count=2 size=17"]
     assert failed[0].max_ulp == 1 and failed[0].status == "fail"
 
 
@@ -132,7 +132,7 @@ def test_a_crashing_case_in_a_worker_is_an_error_of_that_case_only(base):
     assert results[fake.CRASH].status == "error" and "died" in results[fake.CRASH].detail
     assert results[fake.CRASH].repro.endswith(f"--case '{fake.CRASH}'")
     assert results[fake.RAISE].status == "error" and results[fake.CORRUPT].status == "fail"
-    assert all(results[f"fake copy size{n}"].status == "pass" for n in range(1, 5))
+    assert all(results[f"fake_copy layout=nchw size={n}"].status == "pass" for n in range(1, 5))
 
 
 def test_worker_count_parsing():
@@ -168,11 +168,11 @@ def test_function_without_adapter_is_skipped_and_unsupported_cases_name_the_reas
     finally:
         del adapters.ADAPTER_SETS["fakeimpl"]
     results = by_descriptor(run)
-    assert results["fake copy size1"].status == "pass"
-    assert results["fake copy size8 nan"].status == "skip"
-    assert results["fake copy size8 nan"].detail == "fakeimpl has no NaN"
-    assert results["eltwise max n2 size17"].status == "skip"
-    assert results["eltwise max n2 size17"].detail == "no fakeimpl adapter for eltwise"
+    assert results["fake_copy layout=nchw size=1"].status == "pass"
+    assert results["fake_copy layout=nhwc size=8 group=edge"].status == "skip"
+    assert results["fake_copy layout=nhwc size=8 group=edge"].detail == "fakeimpl has no NaN"
+    assert results["eltwise op=max count=2 size=17"].status == "skip"
+    assert results["eltwise op=max count=2 size=17"].detail == "no fakeimpl adapter for eltwise"
     assert impl.repro_args() == "--impl fakeimpl"
 
 
@@ -201,11 +201,11 @@ def test_adapter_is_really_checked(name):
     pytest.importorskip(adapters.ADAPTER_SETS[name].packages[0])
     (impl,) = implementations(None, impls=[name])
     eltwise = REGISTRY["eltwise"]
-    (case,) = runner.select_cases(eltwise, "full", None, "eltwise sum n3 size33")
+    (case,) = runner.select_cases(eltwise, "full", None, "eltwise op=sum count=3 size=33")
     inputs = eltwise.inputs(case, case.rng(1))
     actual = impl.execute(eltwise, case, inputs)
     assert actual.dtype == np.float32 and actual.shape == (33,)
-    product = impl.execute(eltwise, runner.select_cases(eltwise, "full", None, "eltwise product n3 size33")[0],
+    product = impl.execute(eltwise, runner.select_cases(eltwise, "full", None, "eltwise op=product count=3 size=33")[0],
                            inputs)
     assert not np.allclose(actual, product)
 
@@ -217,7 +217,7 @@ def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
 
 
 def test_cli_writes_every_report_and_prints_a_summary(tmp_path):
-    out = cli("--library", "bundled", "--isa", "base", "-k", "max", "-k", "size17", "--report-json", str(tmp_path / "r.json"),
+    out = cli("--library", "bundled", "--isa", "base", "-k", "max", "-k", "size=17", "--report-json", str(tmp_path / "r.json"),
               "--junit-xml", str(tmp_path / "r.xml"), "--report-md", str(tmp_path / "r.md"),
               "--report-html", str(tmp_path / "r.html"))
     assert out.returncode == 0, out.stdout + out.stderr
@@ -225,9 +225,9 @@ def test_cli_writes_every_report_and_prints_a_summary(tmp_path):
     assert "2 passed, 0 failed, 0 skipped" in out.stdout and "worst ulp" in out.stdout
     assert "progress: 2/2 cases (100%), 0 failed" in out.stderr  # not a TTY: plain lines
     data = json.loads((tmp_path / "r.json").read_text())
-    assert [r["descriptor"] for r in data["results"]] == ["eltwise max n2 size17", "eltwise max n3 size17"]
+    assert [r["descriptor"] for r in data["results"]] == ["eltwise op=max count=2 size=17", "eltwise op=max count=3 size=17"]
     meta = data["meta"]
-    assert meta["seed"] == 20261122 and meta["profile"] == "smoke" and meta["filter"] == "max size17"
+    assert meta["seed"] == 20261122 and meta["profile"] == "smoke" and meta["filter"] == "max size=17"
     env = meta["environment"]
     assert env["implementations"][0]["isa"] == "base" and env["implementations"][0]["version"]
     assert env["cpu_model"] and env["packages"]["numpy"] == np.__version__
@@ -237,17 +237,17 @@ def test_cli_writes_every_report_and_prints_a_summary(tmp_path):
 
 
 def test_cli_default_reports_go_under_reports(tmp_path):
-    out = cli("--isa", "base", "--case", "eltwise min n2 size1", cwd=tmp_path)
+    out = cli("--isa", "base", "--case", "eltwise op=min count=2 size=1", cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == \
         ["conformance.html", "conformance.json", "conformance.md", "conformance.xml"]
 
 
 def test_cli_list_and_empty_selection(tmp_path):
-    out = cli("--isa", "base", "--list", "-k", "product n2 size1[0-9]")
-    assert out.returncode == 0 and out.stdout.split("\n")[0] == "bundled-base  eltwise product n2 size17"
-    out = cli("--list", "--case", "eltwise product n2 size1")
-    assert out.returncode == 0 and out.stdout.split("\n")[0] == "bundled-base  eltwise product n2 size1"
+    out = cli("--isa", "base", "--list", "-k", "product count=2 size=1[0-9]")
+    assert out.returncode == 0 and out.stdout.split("\n")[0] == "bundled-base  eltwise op=product count=2 size=17"
+    out = cli("--list", "--case", "eltwise op=product count=2 size=1")
+    assert out.returncode == 0 and out.stdout.split("\n")[0] == "bundled-base  eltwise op=product count=2 size=1"
     out = cli("--isa", "base", "-k", "no such case", "--report-json", "")
     assert out.returncode == 2 and "no cases selected" in out.stderr
     out = cli("--function", "nope")
@@ -255,7 +255,7 @@ def test_cli_list_and_empty_selection(tmp_path):
 
 
 def test_cli_adapter_runs_or_skips_with_reason(tmp_path):
-    out = cli("--impl", "onnxruntime", "-k", "max n3 size1", "--report-json", str(tmp_path / "r.json"),
+    out = cli("--impl", "onnxruntime", "-k", "max count=3 size=1", "--report-json", str(tmp_path / "r.json"),
               "--junit-xml", "", "--report-md", "", "--report-html", "")
     assert out.returncode == 0, out.stdout + out.stderr
     data = json.loads((tmp_path / "r.json").read_text())

@@ -2,12 +2,24 @@
 
 A family's cases module defines a :class:`Function` subclass per C function and registers it with
 :func:`register`. The runner and the pytest modules only talk to this interface.
+
+Every case has a one-line descriptor in one grammar for every function (the benchdnn idea)::
+
+    <function> key=value key=value ...
+
+The keys and their value encodings are the function's :attr:`Function.fields`, in that order; a field whose value
+is its default is left out. Encodings: integers as written (``17``), booleans ``true``/``false``, names as
+written (the empty name is ``-``), floats in Python's shortest round-trip form, size tuples joined by ``x``
+(``3x3``, a shape ``2x3x5``) and lists joined by ``.`` (pads ``1.1.0.0``). :meth:`Function.parse` (or
+:func:`case_from_descriptor`) rebuilds the case -- params, dtype, layout, group -- from the text alone, so a case
+that no grid lists (one found by ``simdbind conformance explore``) reruns from its descriptor.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
 import numpy as np
@@ -20,18 +32,27 @@ PROFILES = ("smoke", "ci", "full")
 #: implementation-defined behaviour (NaN, Inf, ties) whose expectation is written down per case.
 GROUPS = ("main", "edge")
 
+#: The profiles that run the regression cases kept by ``explore --keep`` (regressions/<family>.txt).
+REGRESSION_PROFILES = ("ci", "full")
+REGRESSIONS = Path(__file__).with_name("regressions")
+
+
+class DescriptorError(ValueError):
+    """A descriptor that does not follow the grammar or names an unknown function, key or value."""
+
 
 @dataclass(frozen=True)
 class Case:
-    """One named, seeded case. ``descriptor`` is a one-line, benchdnn-style name that is also the repro key."""
+    """One case. ``descriptor`` names it in the grammar above and is the repro key; ``profiles`` says which
+    profiles run it (a property of the grid, not of the case: it takes no part in equality)."""
 
     function: str
     descriptor: str
-    params: dict[str, Any] = field(hash=False, compare=False)
+    params: dict[str, Any] = field(hash=False)
     dtype: str = "float32"
     layout: str = "-"
     group: str = "main"
-    profiles: tuple[str, ...] = PROFILES  # the profiles that run this case
+    profiles: tuple[str, ...] = field(default=PROFILES, compare=False)  # the profiles that run this case
 
     def seed(self, base_seed: int) -> int:
         """A seed from the descriptor and the run's seed: independent of case order and worker count."""
@@ -42,16 +63,175 @@ class Case:
         return np.random.default_rng(self.seed(base_seed))
 
 
+# -- fields: the grammar's keys and value encodings ---------------------------------------------------------------
+_REQUIRED = object()
+#: Names of fields that are attributes of the Case rather than entries of its params.
+CASE_ATTRIBUTES = ("dtype", "layout", "group")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One ``key=value`` of a descriptor: the value of param(s) `names` in encoding `kind`.
+
+    kind: ``int``, ``bool``, ``name``, ``float``, ``dims`` (ints joined by ``x``), ``list`` (ints joined by
+    ``.``). A field of several names (``names=("ky", "kx")``) joins their values as one ``dims`` or ``list``."""
+
+    key: str
+    kind: str
+    names: tuple[str, ...] = ()
+    default: Any = _REQUIRED
+
+    def __post_init__(self) -> None:
+        if not self.names:
+            object.__setattr__(self, "names", (self.key,))
+        if self.kind not in ("int", "bool", "name", "float", "dims", "list"):
+            raise ValueError(f"Field {self.key}: unknown kind {self.kind!r}")
+
+    def value(self, values: dict[str, Any]) -> Any:
+        if len(self.names) == 1:
+            return values[self.names[0]]
+        return tuple(values[name] for name in self.names)
+
+    def encode(self, value: Any) -> str:
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if self.kind == "int":
+            return str(int(value))
+        if self.kind == "float":
+            return repr(float(value))
+        if self.kind == "name":
+            text = str(value)
+            if any(c.isspace() or c == "=" for c in text):
+                raise DescriptorError(f"{self.key}: a name may not hold spaces or '=': {text!r}")
+            return text or "-"
+        separator = "x" if self.kind == "dims" else "."
+        return separator.join(str(int(v)) for v in value)
+
+    def decode(self, text: str) -> Any:
+        try:
+            if self.kind == "bool":
+                if text not in ("true", "false"):
+                    raise ValueError
+                return text == "true"
+            if self.kind == "int":
+                return int(text)
+            if self.kind == "float":
+                return float(text)
+            if self.kind == "name":
+                return "" if text == "-" else text
+            return tuple(int(v) for v in text.split("x" if self.kind == "dims" else "."))
+        except ValueError:
+            raise DescriptorError(f"{self.key}={text}: not a {self.kind} value") from None
+
+    def assign(self, value: Any, values: dict[str, Any]) -> None:
+        if len(self.names) == 1:
+            values[self.names[0]] = value
+            return
+        if len(value) != len(self.names):
+            raise DescriptorError(f"{self.key}: {len(self.names)} values expected ({', '.join(self.names)}), "
+                                  f"got {len(value)}")
+        values.update(zip(self.names, value))
+
+
+def F(key: str, kind: str, default: Any = _REQUIRED, names: tuple[str, ...] = ()) -> Field:
+    """Shorthand for :class:`Field` in the families' field lists."""
+    return Field(key, kind, names, default)
+
+
 class Function:
-    """A C function under test. Subclasses fill in every method."""
+    """A C function under test. Subclasses fill in every method.
+
+    ``fields`` declares the grammar of its descriptors (and so every parameter a case of it has); ``grid()``
+    yields the named cases of the profiles; ``space()`` is a hypothesis strategy over the whole documented
+    parameter space (the grid's cases are points of it)."""
 
     name: ClassVar[str]  # the simdbind name, e.g. "eltwise"
     family: ClassVar[str]  # the simdbind module, e.g. "elementwise"
     symbols: ClassVar[tuple[str, ...]]  # C symbols it needs; an implementation lacking one skips the function
+    fields: ClassVar[tuple[Field, ...]] = ()
+    dtype: ClassVar[str] = "float32"  # the dtype of cases that do not set one
 
-    def cases(self) -> Iterable[Case]:
+    # -- descriptors ---------------------------------------------------------------------------------------------
+    def _defaults(self) -> dict[str, Any]:
+        return {"dtype": self.dtype, "layout": "-", "group": "main"}
+
+    def describe(self, values: dict[str, Any]) -> str:
+        """The descriptor of params + dtype/layout/group `values`."""
+        defaults = self._defaults()
+        tokens = [self.name]
+        for f in self.fields:
+            value = f.value(values)
+            default = defaults.get(f.key, f.default) if f.key in CASE_ATTRIBUTES else f.default
+            if default is not _REQUIRED and value == default:
+                continue
+            tokens.append(f"{f.key}={f.encode(value)}")
+        return " ".join(tokens)
+
+    def case(self, params: dict[str, Any], *, dtype: str | None = None, layout: str = "-", group: str = "main",
+             profiles: tuple[str, ...] = PROFILES) -> Case:
+        """A case of `params` (exactly the names the fields declare), its descriptor made by :meth:`describe`."""
+        declared = {name for f in self.fields for name in f.names if name not in CASE_ATTRIBUTES}
+        if set(params) != declared:
+            raise ValueError(f"{self.name}: params {sorted(set(params) ^ declared)} differ from the fields")
+        dtype = dtype or self.dtype
+        text = self.describe({**params, "dtype": dtype, "layout": layout, "group": group})
+        return Case(self.name, text, dict(params), dtype=dtype, layout=layout, group=group, profiles=profiles)
+
+    def parse(self, descriptor: str) -> Case:
+        """The case `descriptor` names (any key order; defaults for keys left out), built from the text alone (so
+        in no profile). Raises DescriptorError."""
+        tokens = descriptor.split()
+        if not tokens or tokens[0] != self.name:
+            raise DescriptorError(f"descriptor {descriptor!r}: must start with the function name {self.name!r}")
+        by_key = {f.key: f for f in self.fields}
+        values: dict[str, Any] = {}
+        seen: set[str] = set()
+        for token in tokens[1:]:
+            key, sep, text = token.partition("=")
+            if not sep or key not in by_key:
+                raise DescriptorError(f"descriptor {descriptor!r}: {token!r} is not key=value with a key of "
+                                      f"{self.name} ({', '.join(by_key)})")
+            if key in seen:
+                raise DescriptorError(f"descriptor {descriptor!r}: {key} given twice")
+            seen.add(key)
+            by_key[key].assign(by_key[key].decode(text), values)
+        defaults = self._defaults()
+        for f in self.fields:
+            if f.key in seen:
+                continue
+            default = defaults.get(f.key, f.default) if f.key in CASE_ATTRIBUTES else f.default
+            if default is _REQUIRED:
+                raise DescriptorError(f"descriptor {descriptor!r}: {f.key}= is required")
+            f.assign(default, values)
+        attributes = {key: values.pop(key, defaults[key]) for key in CASE_ATTRIBUTES}
+        if attributes["group"] not in GROUPS:
+            raise DescriptorError(f"descriptor {descriptor!r}: group must be one of {', '.join(GROUPS)}")
+        return self.case(values, **attributes, profiles=())
+
+    # -- cases ---------------------------------------------------------------------------------------------------
+    def grid(self) -> Iterable[Case]:
+        """The named cases (each with the profiles that run it)."""
         raise NotImplementedError
 
+    def grid_cases(self) -> list[Case]:
+        """grid() without repeats (a descriptor listed twice runs in the union of its profiles), cached."""
+        cached = self.__dict__.get("_grid_cases")
+        if cached is None:
+            cached = self.__dict__["_grid_cases"] = unique(self.grid())
+        return cached
+
+    def cases(self) -> list[Case]:
+        """Every case: the grid, then the kept regression cases of the family (regressions/<family>.txt)."""
+        grid = self.grid_cases()
+        names = {c.descriptor for c in grid}
+        kept = [c for c in regression_cases(self) if c.descriptor not in names]
+        return grid + kept
+
+    def space(self) -> Any:
+        """A hypothesis strategy of valid cases over the function's documented parameter space."""
+        raise NotImplementedError
+
+    # -- running -------------------------------------------------------------------------------------------------
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -73,9 +253,51 @@ class Function:
         return op if isinstance(op, str) else str(op)
 
 
+def unique(cases: Iterable[Case]) -> list[Case]:
+    """Cases in first-seen order, one per descriptor, each run in the union of its listings' profiles."""
+    chosen: dict[str, Case] = {}
+    for case in cases:
+        first = chosen.get(case.descriptor)
+        if first is None:
+            chosen[case.descriptor] = case
+        elif set(case.profiles) - set(first.profiles):
+            profiles = tuple(p for p in PROFILES if p in first.profiles or p in case.profiles)
+            chosen[case.descriptor] = Case(first.function, first.descriptor, first.params, first.dtype,
+                                           first.layout, first.group, profiles)
+    return list(chosen.values())
+
+
+def regression_file(family: str, directory: Path | None = None) -> Path:
+    return (directory or REGRESSIONS) / f"{family}.txt"
+
+
+def regression_cases(function: Function, directory: Path | None = None) -> list[Case]:
+    """The function's descriptors in its family's regression file (one a line; ``#`` starts a comment)."""
+    path = regression_file(function.family, directory)
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        text = line.split("#", 1)[0].strip()
+        if text.split(" ", 1)[0] == function.name:
+            case = function.parse(text)
+            out.append(Case(case.function, case.descriptor, case.params, case.dtype, case.layout, case.group,
+                            REGRESSION_PROFILES))
+    return out
+
+
 REGISTRY: dict[str, Function] = {}
 
 
 def register(cls: type[Function]) -> type[Function]:
     REGISTRY[cls.name] = cls()
     return cls
+
+
+def case_from_descriptor(descriptor: str) -> Case:
+    """The case a descriptor names, whatever function it belongs to (the first word names it)."""
+    name = descriptor.split(" ", 1)[0] if descriptor.strip() else ""
+    function = REGISTRY.get(name)
+    if function is None:
+        raise DescriptorError(f"descriptor {descriptor!r}: unknown function {name!r}; known: {', '.join(REGISTRY)}")
+    return function.parse(descriptor.strip())

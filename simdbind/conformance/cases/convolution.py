@@ -25,7 +25,7 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import activation as reference_activation
 from simdbind.conformance.reference import convolution as reference
 from simdbind.conformance.tolerance import Tolerance
@@ -50,9 +50,6 @@ ACTIVATIONS: dict[str, tuple[float, ...] | str] = {
     "swish": (1.1,),
     "gelu": (),
 }
-_ACTIVATION_TAGS = {"identity": "", "relu": "relu", "leaky_relu": "lrelu", "restrict_range": "rrange",
-                    "prelu": "prelu", "elu": "elu", "hswish": "hswish", "mish": "mish", "hard_sigmoid": "hsigm",
-                    "swish": "swish", "gelu": "gelu"}
 
 
 def _geometry(src_c: int, src_h: int, src_w: int, dst_c: int, kernel: Any = 3, *, stride: Any = 1,
@@ -274,19 +271,6 @@ def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
     yield u(1, 128, 10, 60, 128, 3, 1, 1, 1, 1, 128, "relu"), None
 
 
-def descriptor(layout: str, p: dict[str, Any]) -> str:
-    """One line, benchdnn-style: ``conv nhwc mb2 ic8ih9iw10 oc16 k3x3 s1x1 d1x1 p1.1.1.1 g1 relu t2``."""
-    k, s, d, pad = p["kernel"], p["stride"], p["dilation"], p["pad"]
-    text = (f"conv {layout} mb{p['batch']} ic{p['src_c']}ih{p['src_h']}iw{p['src_w']} oc{p['dst_c']} "
-            f"k{k[0]}x{k[1]} s{s[0]}x{s[1]} d{d[0]}x{d[1]} p{'.'.join(map(str, pad))} g{p['groups']}")
-    tag = _ACTIVATION_TAGS[p["activation"]]
-    if tag:
-        text += f" {tag}"
-    if p["threads"] > 1:
-        text += f" t{p['threads']}"
-    return text
-
-
 def winograd_eligible(p: dict[str, Any]) -> bool:
     """Shapes an implementation may run through Winograd transforms: group 1, stride 1, dilation 1 and a kernel
     upstream has a Winograd variant for (3x3, 1x3, 1x5, 2x2; spec 3.10.3)."""
@@ -301,28 +285,57 @@ class Convolution32f(Function):
     symbols = ("SimdSynetConvolution32fInit", "SimdSynetConvolution32fSetParams",
                "SimdSynetConvolution32fForward", "SimdSynetConvolution32fExternalBufferSize",
                "SimdSynetConvolution32fInfo")
+    fields = (F("layout", "name"), F("batch", "int", 1), F("src_c", "int"), F("src_h", "int"), F("src_w", "int"),
+              F("dst_c", "int"), F("kernel", "dims"), F("stride", "dims", (1, 1)), F("dilation", "dims", (1, 1)),
+              F("pad", "list", (0, 0, 0, 0)), F("groups", "int", 1), F("activation", "name", "identity"),
+              F("threads", "int", 1))
 
-    def cases(self) -> Iterable[Case]:
-        seen: set[str] = set()
-
-        def make(p: dict[str, Any], layout: str, profiles: tuple[str, ...], source: str) -> Iterable[Case]:
-            text = descriptor(layout, p)
-            if text in seen:
-                return
-            seen.add(text)
-            yield Case(self.name, text, {**p, "source": source}, layout=layout, profiles=profiles)
-
+    def grid(self) -> Iterable[Case]:
         for p, profiles in _grid():
             for layout in LAYOUTS:
-                yield from make(p, layout, profiles, "grid")
+                yield self.case(p, layout=layout, profiles=profiles)
         for p, profiles in _activation_geometries():
             for layout in LAYOUTS:
-                yield from make(p, layout, profiles, "activation")
+                yield self.case(p, layout=layout, profiles=profiles)
         for p, layout, profiles in _upstream_enabled():
-            yield from make(p, layout, profiles, "upstream-5.2")
+            yield self.case(p, layout=layout, profiles=profiles)
         for p, layout in _upstream_disabled():
             for one in (layout,) if layout else LAYOUTS:
-                yield from make(p, one, FULL, "upstream-5.3")
+                yield self.case(p, layout=one, profiles=FULL)
+
+    def space(self) -> Any:
+        """Group 1, grouped and depthwise (with a multiplier) geometries; channel counts from 1; kernels 1..11
+        per axis (non-square); strides and dilations 1..3 per axis; each of the four pads up to the dilated
+        kernel; images down to one pixel and outputs past every vector width; batch 1..2; every activation;
+        1 or 2 threads; both layouts. Work is bounded so that the float64 reference stays quick."""
+        from hypothesis import assume
+        from hypothesis import strategies as st
+
+        @st.composite
+        def draw(draw: Any) -> Case:
+            kind = draw(st.sampled_from(("plain", "depthwise", "grouped")))
+            if kind == "plain":
+                groups, src_c, dst_c = 1, draw(st.integers(1, 48)), draw(st.integers(1, 48))
+            elif kind == "depthwise":
+                groups = src_c = draw(st.integers(1, 48))
+                dst_c = src_c * draw(st.integers(1, 3))
+            else:
+                groups = draw(st.integers(2, 4))
+                src_c, dst_c = groups * draw(st.integers(1, 12)), groups * draw(st.integers(1, 12))
+            kernel = (draw(st.integers(1, 11)), draw(st.integers(1, 11)))
+            dilation = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+            extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+            pad = tuple(draw(st.integers(0, extent[axis] - 1)) for axis in (0, 1, 0, 1))  # top, left, bottom, right
+            src_h = max(draw(st.integers(1, 40)), extent[0] - pad[0] - pad[2])
+            src_w = max(draw(st.integers(1, 70)), extent[1] - pad[1] - pad[3])
+            params = _geometry(src_c, src_h, src_w, dst_c, kernel, stride=(draw(st.integers(1, 3)),
+                               draw(st.integers(1, 3))), dilation=dilation, pad=pad, group=groups,
+                               batch=draw(st.integers(1, 2)), activation=draw(st.sampled_from(tuple(ACTIVATIONS))),
+                               threads=draw(st.integers(1, 2)))
+            work = params["batch"] * src_h * src_w * dst_c * kernel[0] * kernel[1] * (src_c // groups)
+            assume(work <= 4_000_000)
+            return self.case(params, layout=draw(st.sampled_from(LAYOUTS)))
+        return draw()
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params

@@ -8,7 +8,7 @@ import numpy as np
 
 import simdbind
 from simdbind.conformance.adapters import Unsupported
-from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import elementwise as reference
 from simdbind.conformance.tolerance import EXACT, Tolerance
 
@@ -23,8 +23,12 @@ class Eltwise(Function):
     name = "eltwise"
     family = "elementwise"
     symbols = ("SimdSynetEltwiseLayerForward",)
+    fields = (F("op", "name"), F("count", "int"), F("size", "int"), F("special", "name", ""), F("group", "name"))
 
-    def cases(self) -> Iterable[Case]:
+    def space(self) -> Any:
+        return _eltwise_space(self)
+
+    def grid(self) -> Iterable[Case]:
         for op in ELTWISE_OPS:
             for count in (2, 3, 4, 5):
                 for size in TAIL_SIZES:
@@ -42,9 +46,8 @@ class Eltwise(Function):
 
     def _case(self, op: str, count: int, size: int, group: str, profiles: tuple[str, ...],
               special: str = "") -> Case:
-        descriptor = f"eltwise {op} n{count} size{size}" + (f" {special}" if special else "")
-        return Case(self.name, descriptor, {"op": op, "count": count, "size": size, "special": special},
-                    group=group, profiles=profiles)
+        return self.case({"op": op, "count": count, "size": size, "special": special}, group=group,
+                         profiles=profiles)
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -146,8 +149,12 @@ class Unary(Function):
     name = "unary"
     family = "elementwise"
     symbols = ("SimdSynetUnaryOperation32f",)
+    fields = (F("op", "name"), F("size", "int"), F("special", "name", ""), F("group", "name"))
 
-    def cases(self) -> Iterable[Case]:
+    def space(self) -> Any:
+        return _unary_space(self)
+
+    def grid(self) -> Iterable[Case]:
         for op in UNARY_OPS:
             for size in TAIL_SIZES + LARGE_SIZES + (100003,):
                 profiles = ("full",)
@@ -155,16 +162,13 @@ class Unary(Function):
                     profiles = ("ci", "full")
                 if size in UNARY_SMOKE_SIZES:
                     profiles = ("smoke", "ci", "full")
-                yield Case(self.name, f"unary {op} size{size}", {"op": op, "size": size, "special": ""},
-                           profiles=profiles)
+                yield self.case({"op": op, "size": size, "special": ""}, profiles=profiles)
             # Edge: the documented behaviour outside the exact domain, at body and tail lane positions.
-            yield Case(self.name, f"unary {op} size{len(UNARY_SPECIALS) * 2 + 3} specials",
-                       {"op": op, "size": len(UNARY_SPECIALS) * 2 + 3, "special": "specials"}, group="edge",
-                       profiles=("ci", "full"))
+            yield self.case({"op": op, "size": len(UNARY_SPECIALS) * 2 + 3, "special": "specials"}, group="edge",
+                            profiles=("ci", "full"))
             # Edge: the same special values in the first lanes (vector body) and the last ones (the tail at every
             # vector width: 13 = 8 + 5 = 3*4 + 1), so an implementation whose tail follows other semantics shows.
-            yield Case(self.name, f"unary {op} size13 tail-mix", {"op": op, "size": 13, "special": "tail-mix"},
-                       group="edge", profiles=("full",))
+            yield self.case({"op": op, "size": 13, "special": "tail-mix"}, group="edge", profiles=("full",))
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -201,7 +205,11 @@ SOFTMAX_SMOKE = {(3, 17, 1), (2, 5, 17)}
 SOFTMAX_NONFINITE = ("nan", "posinf", "neginf", "all_neginf")
 
 
-def _softmax_cases(function: str, dtype: str) -> Iterable[Case]:
+SOFTMAX_FIELDS = (F("outer", "int"), F("count", "int"), F("inner", "int"), F("data", "name"),
+                  F("special", "name", ""), F("group", "name"))
+
+
+def _softmax_cases(function: Function) -> Iterable[Case]:
     for shape in SOFTMAX_UPSTREAM + SOFTMAX_TAILS:
         for data in ("wide", "unit"):
             profiles = ("full",)
@@ -210,14 +218,12 @@ def _softmax_cases(function: str, dtype: str) -> Iterable[Case]:
             if shape in SOFTMAX_SMOKE and data == "unit":
                 profiles = ("smoke", "ci", "full")
             o, c, i = shape
-            yield Case(function, f"{function} o{o} c{c} i{i} {data}",
-                       {"outer": o, "count": c, "inner": i, "data": data, "special": ""}, dtype=dtype,
-                       profiles=profiles)
+            yield function.case({"outer": o, "count": c, "inner": i, "data": data, "special": ""},
+                                profiles=profiles)
     for special in SOFTMAX_NONFINITE:
         for o, c, i in ((8, 13, 1), (3, 5, 19)):
-            yield Case(function, f"{function} o{o} c{c} i{i} {special}",
-                       {"outer": o, "count": c, "inner": i, "data": "unit", "special": special}, dtype=dtype,
-                       group="edge", profiles=("ci", "full"))
+            yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "special": special},
+                                group="edge", profiles=("ci", "full"))
 
 
 def _softmax_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
@@ -249,9 +255,13 @@ class Softmax(Function):
     name = "softmax"
     family = "elementwise"
     symbols = ("SimdSynetSoftmax32f",)
+    fields = SOFTMAX_FIELDS
 
-    def cases(self) -> Iterable[Case]:
-        return _softmax_cases(self.name, "float32")
+    def space(self) -> Any:
+        return _softmax_space(self)
+
+    def grid(self) -> Iterable[Case]:
+        return _softmax_cases(self)
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         return {"x": _softmax_inputs(case, rng)}
@@ -271,9 +281,14 @@ class Softmax16b(Function):
     name = "softmax16b"
     family = "elementwise"
     symbols = ("SimdSynetSoftmax16b",)
+    fields = SOFTMAX_FIELDS
+    dtype = "bfloat16"
 
-    def cases(self) -> Iterable[Case]:
-        return _softmax_cases(self.name, "bfloat16")
+    def space(self) -> Any:
+        return _softmax_space(self)
+
+    def grid(self) -> Iterable[Case]:
+        return _softmax_cases(self)
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         return {"x": reference.bf16_round(_softmax_inputs(case, rng))}
@@ -306,8 +321,13 @@ class Lrn(Function):
     name = "lrn"
     family = "elementwise"
     symbols = ("SimdSynetLrnLayerCrossChannels",)
+    fields = (F("layout", "name"), F("batch", "int", 1), F("half", "int"), F("channels", "int"), F("height", "int"),
+              F("width", "int"), F("k", "name"), F("direct", "bool", False), F("group", "name"))
 
-    def cases(self) -> Iterable[Case]:
+    def space(self) -> Any:
+        return _lrn_space(self)
+
+    def grid(self) -> Iterable[Case]:
         for shape in LRN_SHAPES:
             n, half, c, h, w = shape
             for layout in ("nchw", "nhwc"):
@@ -315,17 +335,15 @@ class Lrn(Function):
                     profiles = ("ci", "full") if shape in LRN_CI and kname == "caffe" else ("full",)
                     if shape == (1, 2, 4, 3, 5) and kname == "caffe":
                         profiles = ("smoke",) + profiles
-                    yield Case(self.name, f"lrn n{n} half{half} c{c} h{h} w{w} {layout} k-{kname}",
-                               {"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname,
-                                "direct": False}, layout=layout, profiles=profiles)
+                    yield self.case({"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname,
+                                     "direct": False}, layout=layout, profiles=profiles)
         # Edge: the C function itself with NHWC channels < 2*half + 1 (the wrapper routes such calls through NCHW
         # on other libraries; upstream's NHWC code reads neighbouring pixels there, spec 3.3), and with half 2 and
         # 7, 11 or 19 channels (routed too: upstream's channel 1 window takes in the float before the pixel).
         for n, half, c, h, w in ((1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (1, 2, 1, 4, 4), (1, 2, 7, 2, 3),
                                  (2, 2, 11, 3, 2), (2, 2, 19, 5, 3)):
-            yield Case(self.name, f"lrn n{n} half{half} c{c} h{h} w{w} nhwc k-caffe direct",
-                       {"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": "caffe",
-                        "direct": True}, layout="nhwc", group="edge", profiles=("ci", "full"))
+            yield self.case({"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": "caffe",
+                             "direct": True}, layout="nhwc", group="edge", profiles=("ci", "full"))
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -373,8 +391,13 @@ class Shuffle(Function):
     name = "shuffle"
     family = "elementwise"
     symbols = ("SimdSynetShuffleLayerForward",)
+    fields = (F("layout", "name"), F("type", "int"), F("batch", "int", 1),
+              F("channels", "dims", names=("channels0", "channels1")), F("height", "int"), F("width", "int"))
 
-    def cases(self) -> Iterable[Case]:
+    def space(self) -> Any:
+        return _shuffle_space(self)
+
+    def grid(self) -> Iterable[Case]:
         for shape in SHUFFLE_SHAPES:
             n, c0, c1, h, w = shape
             for layout in ("nchw", "nhwc"):
@@ -382,9 +405,8 @@ class Shuffle(Function):
                     profiles = ("ci", "full") if shape in SHUFFLE_CI else ("full",)
                     if shape == (2, 6, 2, 2, 3):
                         profiles = ("smoke",) + profiles
-                    yield Case(self.name, f"shuffle type{shuffle_type} n{n} c{c0}+{c1} h{h} w{w} {layout}",
-                               {"type": shuffle_type, "batch": n, "channels0": c0, "channels1": c1, "height": h,
-                                "width": w}, layout=layout, profiles=profiles)
+                    yield self.case({"type": shuffle_type, "batch": n, "channels0": c0, "channels1": c1,
+                                     "height": h, "width": w}, layout=layout, profiles=profiles)
 
     def _shape(self, case: Case, channels: int) -> tuple[int, ...]:
         p = case.params
@@ -413,3 +435,83 @@ class Shuffle(Function):
 
     def tolerance(self, case: Case) -> Tolerance:
         return EXACT
+
+
+# -- parameter spaces (the grids above are named points of them) ----------------------------------------------
+def _sizes(st: Any, largest: int = 300) -> Any:
+    """Every length up to `largest` (bodies and tails at every vector width), sometimes one of upstream's."""
+    return st.one_of(st.integers(1, largest), st.sampled_from(LARGE_SIZES))
+
+
+def _eltwise_space(self: Eltwise) -> Any:
+    from hypothesis import strategies as st
+
+    @st.composite
+    def draw(draw: Any) -> Case:
+        op = draw(st.sampled_from(ELTWISE_OPS))
+        # NaN/Inf order is part of the contract for max and min only (spec 3.2); sums of infinities have none.
+        special = draw(st.sampled_from(("", "nan_inf"))) if op in ("max", "min") else ""
+        return self.case({"op": op, "count": draw(st.integers(2, 8)), "size": draw(_sizes(st)), "special": special},
+                         group="edge" if special else "main")
+    return draw()
+
+
+def _unary_space(self: Unary) -> Any:
+    from hypothesis import strategies as st
+
+    @st.composite
+    def draw(draw: Any) -> Case:
+        op = draw(st.sampled_from(UNARY_OPS))
+        special = draw(st.sampled_from(("", "specials", "tail-mix")))
+        if special == "specials":  # every special value twice, then any number of ordinary ones
+            size = 2 * len(UNARY_SPECIALS) + draw(st.integers(0, 40))
+        elif special == "tail-mix":
+            size = 13
+        else:
+            size = draw(_sizes(st))
+        return self.case({"op": op, "size": size, "special": special}, group="edge" if special else "main")
+    return draw()
+
+
+def _softmax_space(self: Function) -> Any:
+    from hypothesis import strategies as st
+
+    @st.composite
+    def draw(draw: Any) -> Case:
+        outer, count, inner = draw(st.integers(1, 40)), draw(st.integers(1, 80)), draw(st.integers(1, 40))
+        special = draw(st.sampled_from(("",) + SOFTMAX_NONFINITE))
+        return self.case({"outer": outer, "count": count, "inner": inner,
+                          "data": draw(st.sampled_from(("unit", "wide"))), "special": special},
+                         group="edge" if special else "main")
+    return draw()
+
+
+def _lrn_space(self: Lrn) -> Any:
+    from hypothesis import strategies as st
+
+    @st.composite
+    def draw(draw: Any) -> Case:
+        layout = draw(st.sampled_from(("nchw", "nhwc")))
+        # A direct NHWC call (no routing) is the C function's own contract, outside the wrapper's.
+        direct = layout == "nhwc" and draw(st.booleans())
+        params = {"batch": draw(st.integers(1, 3)), "half": draw(st.integers(0, 6)),
+                  "channels": draw(st.integers(1, 70)), "height": draw(st.integers(1, 9)),
+                  "width": draw(st.integers(1, 20)), "k": draw(st.sampled_from(tuple(LRN_K))), "direct": direct}
+        return self.case(params, layout=layout, group="edge" if direct else "main")
+    return draw()
+
+
+def _shuffle_space(self: Shuffle) -> Any:
+    from hypothesis import strategies as st
+
+    @st.composite
+    def draw(draw: Any) -> Case:
+        shuffle_type = draw(st.integers(0, 1))
+        c0, c1 = draw(st.integers(0, 40)), draw(st.integers(0, 40))
+        if shuffle_type == 1 and (c0 + c1) % 2:  # type 1 splits two halves of (c0 + c1) channels
+            c1 += 1
+        return self.case({"type": shuffle_type, "batch": draw(st.integers(1, 3)), "channels0": c0,
+                          "channels1": c1, "height": draw(st.integers(1, 9)), "width": draw(st.integers(1, 20))},
+                         layout=draw(st.sampled_from(("nchw", "nhwc"))))
+    return draw()
+

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import gather as reference
 from simdbind.conformance.tolerance import Tolerance
 
@@ -32,10 +32,13 @@ class GatherElementsCases(Function):
     symbols = ("SimdSynetGatherElementsInit", "SimdSynetGatherElementsSetIndex",
                "SimdSynetGatherElementsForward")
 
-    def cases(self) -> Iterable[Case]:
+    fields = (F("dtype", "name"), F("index", "name"), F("shape", "dims"), F("axis", "int"), F("idx_count", "int"),
+              F("const", "bool"), F("negative", "bool"), F("replicated", "bool", False))
+
+    def grid(self) -> Iterable[Case]:
         for i, (data, index, const, negative, batch, outer) in enumerate(UPSTREAM_TABLE):
             profiles = ("smoke", "ci", "full") if i == 4 else (("ci", "full") if i in (0, 3, 6) else ("full",))
-            yield self._case(data, index, (batch, outer, 49), 2, 196, const, negative, True, profiles, "upstream")
+            yield self._case(data, index, (batch, outer, 49), 2, 196, const, negative, True, profiles)
         for s, (shape, axis, count) in enumerate(SHAPES):
             for data in DATA_TYPES:
                 for index in INDEX_TYPES:
@@ -48,13 +51,23 @@ class GatherElementsCases(Function):
             yield self._case(data, "int32", (4, 3, 10, 2), 2, 5, True, False, True, ("ci", "full"))
             yield self._case(data, "int64", (4, 3, 10, 2), 2, 5, True, True, True, ("ci", "full"))
 
-    def _case(self, data, index, shape, axis, count, const, negative, replicated, profiles, label="") -> Case:
-        descriptor = (f"gather_elements {data}/{index} shape{'x'.join(map(str, shape))} axis{axis} idx{count} "
-                      f"{'const' if const else 'percall'} {'neg' if negative else 'nonneg'}"
-                      + (" replicated" if replicated else "") + (f" {label}" if label else ""))
-        params = {"data": data, "index": index, "shape": shape, "axis": axis, "idx_count": count, "const": const,
-                  "negative": negative, "replicated": replicated, "outer_rank": axis}
-        return Case(self.name, descriptor, params, dtype=data, layout="-", profiles=profiles)
+    def space(self) -> Any:
+        """Every data x index type, ranks 1..4 with the axis anywhere, any index count, constant or per-call,
+        negative indices, a slice repeated over the outer dimensions."""
+        from hypothesis import strategies as st
+
+        @st.composite
+        def draw(draw: Any) -> Case:
+            shape = tuple(draw(st.lists(st.integers(1, 12), min_size=1, max_size=4)))
+            return self._case(draw(st.sampled_from(DATA_TYPES)), draw(st.sampled_from(INDEX_TYPES)), shape,
+                              draw(st.integers(0, len(shape) - 1)), draw(st.integers(1, 24)), draw(st.booleans()),
+                              draw(st.booleans()), draw(st.booleans()), ())
+        return draw()
+
+    def _case(self, data, index, shape, axis, count, const, negative, replicated, profiles) -> Case:
+        params = {"index": index, "shape": tuple(shape), "axis": axis, "idx_count": count, "const": const,
+                  "negative": negative, "replicated": replicated}
+        return self.case(params, dtype=data, profiles=profiles)
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -70,10 +83,10 @@ class GatherElementsCases(Function):
             idx = rng.integers(low, n, index_shape)
         datas = []
         for _ in range(2):
-            if p["data"] == "float32":
+            if case.dtype == "float32":
                 values = rng.uniform(-10, 10, shape).astype(np.float32)
                 values.ravel()[::11] = np.array([0x7FC01234], np.uint32).view(np.float32)[0]  # NaN payload
-            elif p["data"] == "uint8":
+            elif case.dtype == "uint8":
                 values = rng.integers(0, 255, shape).astype(np.uint8)
             else:
                 values = rng.integers(0, 2**16, shape).astype(np.uint16)

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from simdbind.conformance.model import Case, Function, register
+from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import inner_product as reference
 from simdbind.conformance.reference.activation import either_side_of_the_jump, lipschitz
 from simdbind.conformance.tolerance import EXACT, Tolerance
@@ -69,28 +69,22 @@ class InnerProduct32f(Function):
     symbols = ("SimdSynetInnerProduct32fInit", "SimdSynetInnerProduct32fSetParams", "SimdSynetInnerProduct32fForward",
                "SimdSynetInnerProduct32fInternalBufferSize", "SimdSynetInnerProduct32fExternalBufferSize",
                "SimdRelease")
+    fields = (F("M", "int"), F("N", "int"), F("K", "int"), F("trans_b", "bool"), F("const_b", "bool"),
+              F("bias", "bool"), F("activation", "name", "identity"), F("pset", "name", "-"), F("calls", "int", 1),
+              F("guard", "name", ""))
 
-    def cases(self) -> Iterable[Case]:
-        seen: set[str] = set()
-
-        def make(M, N, K, tb, cb, bias, act, pset="-", calls=1, profiles=("ci", "full"), tag="", guard=""):
+    def grid(self) -> Iterable[Case]:
+        def make(M, N, K, tb, cb, bias, act, pset="-", calls=1, profiles=("ci", "full"), guard=""):
             if pset == "-" and act in ACTIVATION_PARAMS and "-" not in ACTIVATION_PARAMS[act]:
                 pset = next(iter(ACTIVATION_PARAMS[act]))
-            d = (f"ip32f M{M} N{N} K{K} tb{int(tb)} cb{int(cb)} bias{int(bias)} {act}"
-                 + (f":{pset}" if pset != "-" else "") + (f" calls{calls}" if calls > 1 else "") + tag
-                 + (f" {guard}" if guard else ""))
-            if d in seen:
-                return None
-            seen.add(d)
-            return Case(self.name, d, {"M": M, "N": N, "K": K, "trans_b": tb, "const_b": cb, "bias": bias,
-                                       "activation": act, "pset": pset, "calls": calls, "guard": guard},
-                        profiles=profiles)
+            return self.case({"M": M, "N": N, "K": K, "trans_b": tb, "const_b": cb, "bias": bias, "activation": act,
+                              "pset": pset, "calls": calls, "guard": guard}, profiles=profiles)
 
         out = []
         # Upstream's own table (spec 5.2); its RestrictRange params are p0 = 0.1, p1 = 1.1.
         for i, (M, N, K, tb, cb, bias, act) in enumerate(UPSTREAM_32F):
             out.append(make(M, N, K, tb, cb, bias, act, "upstream" if act == "restrict_range" else "-",
-                            profiles=("smoke", "ci", "full") if K <= 1000 else ("ci", "full"), tag=" upstream"))
+                            profiles=("smoke", "ci", "full") if K <= 1000 else ("ci", "full")))
         # Shapes: M x N x K tails x transB x constB, identity, bias on every other case.
         n_values, k_values = (1, 3, 4, 8, 9, 16, 17, 31, 33, 48, 67), (1, 2, 5, 7, 16, 31, 67)
         index = 0
@@ -131,9 +125,27 @@ class InnerProduct32f(Function):
         # NaN just before a non-constant transposed B, which upstream reads for small K (docs/upstream.md): through
         # the wrapper, which routes external calls around it, and in a direct C call that shows the defect.
         for K in (1, 2, 3, 5, 6, 7):
-            for guard in ("nan-before-B", "nan-before-B direct"):
+            for guard in ("nan-before-B", "nan-before-B-direct"):
                 out.append(make(4, 67, K, True, False, False, "identity", guard=guard, profiles=("ci", "full")))
-        return [c for c in out if c is not None]
+        return out
+
+    def space(self) -> Any:
+        """M past several register blocks, N and K across every vector tail, sometimes K over a cache block;
+        transposed/constant B, bias, every activation with each of its parameter sets, B changing between calls.
+        (The NaN-before-B probes are grid cases of a known defect.)"""
+        from hypothesis import strategies as st
+
+        @st.composite
+        def draw(draw: Any) -> Case:
+            activation = draw(st.sampled_from(tuple(ACTIVATION_PARAMS)))
+            const_b = draw(st.booleans())
+            return self.case({"M": draw(st.integers(1, 70)), "N": draw(st.integers(1, 80)),
+                              "K": draw(st.one_of(st.integers(1, 200), st.integers(1000, 2100))),
+                              "trans_b": draw(st.booleans()), "const_b": const_b, "bias": draw(st.booleans()),
+                              "activation": activation,
+                              "pset": draw(st.sampled_from(tuple(ACTIVATION_PARAMS[activation]))),
+                              "calls": 1 if const_b else draw(st.integers(1, 3)), "guard": ""})
+        return draw()
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -231,12 +243,13 @@ class InnerProductLayerForward(Function):
     name = "inner_product_layer"
     family = "inner_product"
     symbols = ("SimdSynetInnerProductLayerForward",)
+    fields = (F("count", "int"), F("size", "int"), F("bias", "bool"), F("batch", "int", 1))
 
-    def cases(self) -> Iterable[Case]:
+    def grid(self) -> Iterable[Case]:
         out = []
         for count, size in ((96, 128), (87, 137)):  # upstream's table (spec 5.2)
             for bias in (False, True):
-                out.append(self._case(count, size, bias, 1, ("smoke", "ci", "full"), " upstream"))
+                out.append(self._case(count, size, bias, 1, ("smoke", "ci", "full")))
         for count in (1, 3, 4, 8, 17, 67, 1000):
             for size in (1, 2, 5, 8, 16, 31, 67, 1000, 4096):
                 ci = count in (1, 17, 1000) or size in (5, 67)
@@ -244,9 +257,14 @@ class InnerProductLayerForward(Function):
         out.append(self._case(33, 45, True, 5, ("ci", "full")))  # a batch of 5 vectors
         return out
 
-    def _case(self, count: int, size: int, bias: bool, batch: int, profiles: tuple[str, ...], tag: str = "") -> Case:
-        d = f"iplf count{count} size{size} bias{int(bias)}" + (f" batch{batch}" if batch > 1 else "") + tag
-        return Case(self.name, d, {"count": count, "size": size, "bias": bias, "batch": batch}, profiles=profiles)
+    def _case(self, count: int, size: int, bias: bool, batch: int, profiles: tuple[str, ...]) -> Case:
+        return self.case({"count": count, "size": size, "bias": bias, "batch": batch}, profiles=profiles)
+
+    def space(self) -> Any:
+        from hypothesis import strategies as st
+
+        return st.builds(lambda count, size, bias, batch: self._case(count, size, bias, batch, ()),
+                         st.integers(1, 100), st.integers(1, 300), st.booleans(), st.integers(1, 4))
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -272,14 +290,16 @@ class InnerProduct8i(Function):
     name = "inner_product_8i"
     family = "inner_product"
     symbols = ("SimdSynetInnerProduct8i",)
+    fields = (F("M", "int"), F("N", "int"), F("K", "int"), F("compatibility", "name"), F("data", "name"))
+    dtype = "uint8"
 
-    def cases(self) -> Iterable[Case]:
+    def grid(self) -> Iterable[Case]:
         out = []
         for M, N, K in ((1, 256, 6912), (10, 256, 6912), (15, 65, 255)):  # upstream's table (spec 5.2)
             for compat in ("precise", "overflow", "narrowed"):
                 for data in ("full", "narrowed"):
                     profiles = ("smoke", "ci", "full") if K == 255 else ("ci", "full")
-                    out.append(self._case(M, N, K, compat, data, profiles, " upstream"))
+                    out.append(self._case(M, N, K, compat, data, profiles))
         for M in (1, 2, 7):
             for N in (1, 3, 5, 17, 65):
                 for K in (1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129):
@@ -291,10 +311,16 @@ class InnerProduct8i(Function):
             out.append(self._case(3, 9, 1001, compat, "extreme", ("smoke", "ci", "full")))
         return out
 
-    def _case(self, M: int, N: int, K: int, compat: str, data: str, profiles: tuple[str, ...], tag: str = "") -> Case:
-        d = f"ip8i M{M} N{N} K{K} {compat} data:{data}" + tag
-        return Case(self.name, d, {"M": M, "N": N, "K": K, "compatibility": compat, "data": data},
-                    dtype="uint8", profiles=profiles)
+    def _case(self, M: int, N: int, K: int, compat: str, data: str, profiles: tuple[str, ...]) -> Case:
+        return self.case({"M": M, "N": N, "K": K, "compatibility": compat, "data": data}, profiles=profiles)
+
+    def space(self) -> Any:
+        from hypothesis import strategies as st
+
+        return st.builds(lambda M, N, K, compat, data: self._case(M, N, K, compat, data, ()),
+                         st.integers(1, 12), st.integers(1, 70), st.integers(1, 300),
+                         st.sampled_from(("precise", "overflow", "narrowed")),
+                         st.sampled_from(("full", "narrowed", "extreme")))
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
