@@ -7,6 +7,7 @@ import sys
 from typing import Sequence
 
 import simdbind
+from simdbind.conformance import explore as conformance_explore
 from simdbind.conformance import merge as conformance_merge
 
 
@@ -248,11 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="self-contained HTML matrix (default: %(default)s; '' for none)")
     conf.set_defaults(handler=_conformance, conformance_command=None)
     conf_sub = conf.add_subparsers(dest="conformance_command",
-                                   metavar="[diff OLD.json NEW.json | merge A.json B.json ...]")
+                                   metavar="[diff OLD.json NEW.json | merge A.json B.json ... | explore]")
     conf_diff = conf_sub.add_parser("diff", help="list regressions and fixes between two JSON reports")
     conf_diff.add_argument("old", metavar="OLD.json")
     conf_diff.add_argument("new", metavar="NEW.json")
     conformance_merge.add_parser(conf_sub)
+    conformance_explore.add_parser(conf_sub)
 
     bench = sub.add_parser("bench", help="benchmark the bundled library per ISA, external libraries and peers")
     bench.add_argument("--library", action="append", default=None,

@@ -1,0 +1,370 @@
+"""``simdbind conformance explore``: a seeded random search over each function's parameter space.
+
+Each drawn case (:meth:`Function.space`) runs in a crash-isolated worker process, under the runner's guard zones
+and against the same reference, tolerance and deviation catalogue as the grid profiles
+(:func:`simdbind.conformance.runner.run_case`). A process that dies (SIGSEGV, abort) or outlives the timeout is a
+result of its case, and the search goes on in a fresh worker. Each finding -- a failure that the catalogue does not
+explain -- is shrunk by hypothesis to a minimal case and printed as its descriptor, a repro line and a
+catalogue-ready JSON entry; ``--keep FILE`` appends the minimal descriptors to a regression file (the files in
+``simdbind/conformance/regressions/<family>.txt`` are part of the ``ci`` and ``full`` profiles).
+
+The search runs in this process (hypothesis draws and shrinks); only the calls into the implementation run in the
+worker. The wall-time budget is shared equally by every (implementation, function) pair; shrinking a finding may
+take up to :data:`SHRINK_SHARE` of a pair's budget more.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from simdbind.conformance import runner
+from simdbind.conformance.model import REGISTRY, Case, Function
+
+#: Seconds one case may take in the worker before it counts as a hang.
+DEFAULT_TIMEOUT = 60.0
+#: Shrinking a finding may overrun a pair's budget by this fraction of it (at least MIN_SHRINK_SECONDS).
+SHRINK_SHARE = 0.5
+MIN_SHRINK_SECONDS = 20.0
+#: Error types that mean the drawn case broke an argument rule: a defect of the space, counted, never a finding.
+REJECTED = ("ArgumentError:", "DTypeError:")
+
+
+# -- the worker process ------------------------------------------------------------------------------------------
+def _serve(connection: Any, spec: tuple[str, ...], seed: int, modules: tuple[str, ...]) -> None:
+    """Worker loop: (function name, descriptor) in, CaseResult out."""
+    import importlib
+
+    from simdbind.conformance.implementations import from_spec
+
+    for module in modules:
+        importlib.import_module(module)
+    implementation = from_spec(spec)
+    while True:
+        try:
+            function_name, descriptor = connection.recv()
+        except EOFError:
+            return
+        function = REGISTRY[function_name]
+        connection.send(runner.run_case(implementation, function, function.parse(descriptor), seed))
+
+
+class Worker:
+    """One implementation in a child process; a crash or hang ends the process, and the next call starts another."""
+
+    def __init__(self, implementation: Any, seed: int, timeout: float = DEFAULT_TIMEOUT,
+                 modules: Sequence[str] = ()):
+        self.implementation, self.seed, self.timeout, self.modules = implementation, seed, timeout, tuple(modules)
+        self.process: Any = None
+        self.connection: Any = None
+        self.restarts = 0
+
+    def _start(self) -> None:
+        context = multiprocessing.get_context("spawn")  # no forked copies of thread pools or library state
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, self.implementation.spec, self.seed,
+                                                            self.modules), daemon=True)
+        self.process.start()
+        child.close()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.connection.close()
+            self.process.join(timeout=5)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join()
+            self.process = None
+
+    def run(self, function: Function, case: Case) -> runner.CaseResult:
+        if self.process is None:
+            self._start()
+        self.connection.send((function.name, case.descriptor))
+        start = time.perf_counter()
+        if self.connection.poll(self.timeout):
+            try:
+                return self.connection.recv()
+            except EOFError:
+                pass
+        if self.process.is_alive():
+            self.process.kill()
+            detail = f"hang: no result after {self.timeout:g} s (the worker was killed)"
+        else:
+            self.process.join()
+            detail = f"crash: the worker process died with {_exit_reason(self.process.exitcode)}"
+        self.process.join()
+        self.process = None
+        self.restarts += 1
+        result = runner.CaseResult(self.implementation.name, function.name, case.descriptor, case.group, case.dtype,
+                                   case.layout, "error", detail, seconds=time.perf_counter() - start,
+                                   family=function.family)
+        return runner._classify(result, self.implementation, case, self.seed, None)
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+# -- classification ----------------------------------------------------------------------------------------------
+def kind_of(result: runner.CaseResult) -> str:
+    """pass, known (catalogued), skip, rejected (the case broke an argument rule), or a finding's kind:
+    crash, hang, wrong (values outside tolerance, or a guard byte changed), or error:<ExceptionType>."""
+    if result.status in ("pass", "xpass"):
+        return "pass"
+    if result.status in ("known", "skip"):
+        return result.status
+    if result.status == "fail":
+        return "wrong"
+    detail = result.detail
+    if detail.startswith(REJECTED):
+        return "rejected"
+    if detail.startswith(("crash:", "hang:")):
+        return detail.split(":", 1)[0]
+    return "error:" + detail.split(":", 1)[0]
+
+
+FINDING_KINDS = ("crash", "hang", "wrong")
+
+
+def is_finding(kind: str) -> bool:
+    return kind in FINDING_KINDS or kind.startswith("error:")
+
+
+@dataclass
+class Finding:
+    implementation: Any
+    function: Function
+    kind: str
+    case: Case  # minimal
+    result: runner.CaseResult  # of the minimal case
+    first_case: Case
+    seconds_to_find: float  # since the start of the pair's search
+    cases_to_find: int
+    shrink_runs: int = 0
+    shrink_seconds: float = 0.0
+
+    def repro(self, seed: int) -> str:
+        return runner.repro_command(self.implementation, self.case, seed)
+
+    def entry(self) -> dict[str, Any]:
+        """A catalogue entry skeleton: ``when`` pins every parameter of the minimal case (widen it to what the
+        behaviour really depends on before adding it, and fill in the TODOs)."""
+        case, impl = self.case, self.implementation
+        clauses = [f"{key} == {value!r}" for key, value in case.params.items()]
+        clauses += [f"layout == {case.layout!r}"] if case.layout != "-" else []
+        clauses.append(f"isa == {impl.isa!r}")
+        version = getattr(impl, "version", "") or ""
+        return {"id": f"{case.function}-{self.kind.replace(':', '-').lower()}-TODO", "function": case.function,
+                "when": " and ".join(clauses), "versions": f"=={version}" if version else "all",
+                "spec": "TODO: where the contract is written", "behaviour": self.result.detail.split("\n")[0][:300],
+                "affects": getattr(impl, "kind", impl.name), "example": case.descriptor}
+
+
+@dataclass
+class Pair:
+    """The search over one function on one implementation."""
+
+    implementation: Any
+    function: Function
+    runs: int = 0
+    seconds: float = 0.0
+    counts: dict[str, int] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+
+class _OutOfTime(Exception):
+    """Raised by the search's test body when the budget is spent (hypothesis then stops)."""
+
+
+class _Failed(Exception):
+    """Raised by the search's test body on a case of the finding being shrunk."""
+
+
+def search(worker: Worker, function: Function, budget: float, seed: int, log: Any = None) -> Pair:
+    """Draw cases of `function` for `budget` seconds; shrink each new kind of finding to a minimal case."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    pair = Pair(worker.implementation, function)
+    start = time.perf_counter()
+    deadline = start + budget
+    shrink_deadline = deadline + max(MIN_SHRINK_SECONDS, SHRINK_SHARE * budget)
+    known_kinds: set[str] = set()
+    outcomes: dict[str, tuple[str, runner.CaseResult]] = {}  # descriptor -> (kind, result): no case runs twice
+    round_number = 0
+    while time.perf_counter() < deadline:
+        state: dict[str, Any] = {"out_of_time": False, "target": None, "failing": None, "first": None, "found_at": 0.0, "found_after": 0,
+                                 "shrink_start": 0.0, "shrink_runs": 0}
+
+        def execute(case: Case) -> tuple[str, runner.CaseResult]:
+            if case.descriptor not in outcomes:
+                result = worker.run(function, case)
+                kind = kind_of(result)
+                outcomes[case.descriptor] = (kind, result)
+                pair.runs += 1
+                pair.counts[kind] = pair.counts.get(kind, 0) + 1
+                if state["target"] is not None:
+                    state["shrink_runs"] += 1
+            return outcomes[case.descriptor]
+
+        def body(case: Case) -> None:
+            now = time.perf_counter()
+            target = state["target"]
+            if target is None and now >= deadline:
+                state["out_of_time"] = True
+                raise _OutOfTime
+            if target is not None and now >= shrink_deadline and case.descriptor not in outcomes:
+                return  # out of shrinking time: untried candidates count as passing, so the shrinker stops
+            kind, result = execute(case)
+            if target is None and is_finding(kind) and kind not in known_kinds:
+                state.update(target=kind, first=case, found_at=time.perf_counter() - start,
+                             found_after=pair.runs, shrink_start=time.perf_counter())
+                target = kind
+            if target is not None and kind == target:
+                state["failing"] = (case, result)
+                raise _Failed(kind)
+
+        test = settings(max_examples=10 ** 9, deadline=None, database=None, derandomize=False,
+                        phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False, print_blob=False,
+                        suppress_health_check=list(HealthCheck))(given(function.space())(body))
+        test = hypothesis_seed(seed + round_number)(test)
+        round_number += 1
+        try:
+            test()
+        except BaseException:  # _Failed or _OutOfTime, possibly in hypothesis's Flaky group
+            if state["failing"] is None:
+                if state["out_of_time"]:
+                    break
+                raise
+            case, result = state["failing"]
+            finding = Finding(worker.implementation, function, state["target"], case, result, state["first"],
+                              state["found_at"], state["found_after"], state["shrink_runs"],
+                              time.perf_counter() - state["shrink_start"])
+            pair.findings.append(finding)
+            known_kinds.add(state["target"])
+            if log:
+                log(finding)
+        else:
+            break  # every example drawn (a tiny space): nothing more to find
+    pair.seconds = time.perf_counter() - start
+    return pair
+
+
+# -- command line ------------------------------------------------------------------------------------------------
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "explore", help="random search over each function's parameter space; shrinks and prints each finding",
+        description=__doc__.split("\n\n")[0])
+    parser.add_argument("--function", action="append", default=None, help="only this function (repeatable)")
+    parser.add_argument("--library", action="append", default=None,
+                        help="'bundled' or a path (repeatable; default: bundled, plus $SIMD_LIBRARY)")
+    parser.add_argument("--impl", action="append", default=None, help="an implementation selector (repeatable)")
+    parser.add_argument("--isa", default="all", help="ISA of the bundled library, or 'all' (default)")
+    parser.add_argument("--mode", choices=("api", "abi"), default=None, help="load the bundled library in this mode")
+    parser.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+                        help="wall time of the search, shared by every implementation x function (default 60)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the search and of the case inputs")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"a case running longer is a hang (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--keep", default=None, metavar="FILE",
+                        help="append each finding's minimal descriptor to FILE (a regression file)")
+    parser.add_argument("--json", default=None, metavar="FILE", help="write the findings and counts as JSON")
+    parser.set_defaults(handler=main)
+    return parser
+
+
+def main(args: argparse.Namespace) -> int:
+    from simdbind.conformance.implementations import implementations
+
+    seed = args.seed if args.seed is not None else runner.DEFAULT_SEED
+    chosen = runner.functions(args.function)
+    impls = implementations(args.library, args.isa, args.mode, args.impl)
+    pairs_total = len(impls) * len(chosen)
+    budget = args.budget / max(1, pairs_total)
+    print(f"simdbind conformance explore: {len(chosen)} function(s) x {len(impls)} implementation(s), "
+          f"{args.budget:g} s ({budget:.1f} s each), seed {seed}", flush=True)
+    pairs: list[Pair] = []
+    findings = 0
+
+    def log(finding: Finding) -> None:
+        nonlocal findings
+        findings += 1
+        print(_describe(finding, findings, seed), flush=True)
+
+    start = time.perf_counter()
+    for impl in impls:
+        worker = Worker(impl, seed, args.timeout)
+        try:
+            for function in chosen:
+                try:  # a whole function the implementation lacks (a library without the symbols) is skipped once
+                    reason = impl.unsupported(function.name, None)
+                except Exception:  # an implementation that only answers per case
+                    reason = None
+                if reason:
+                    print(f"  {impl.name} {function.name}: skipped ({reason})")
+                    continue
+                pair = search(worker, function, budget, seed, log)
+                pairs.append(pair)
+                counts = ", ".join(f"{k} {v}" for k, v in sorted(pair.counts.items()))
+                print(f"  {impl.name} {function.name}: {pair.runs} cases in {pair.seconds:.1f} s "
+                      f"({pair.runs / max(pair.seconds, 1e-9):.1f}/s): {counts}", flush=True)
+        finally:
+            worker.stop()
+    seconds = time.perf_counter() - start
+    runs = sum(p.runs for p in pairs)
+    print(f"explore: {runs} cases in {seconds:.1f} s = {runs / max(seconds, 1e-9):.1f} cases/s; "
+          f"{findings} finding(s)")
+    every = [f for p in pairs for f in p.findings]
+    if args.keep and every:
+        path = Path(args.keep)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a") as handle:
+            for finding in every:
+                handle.write(f"{finding.case.descriptor}  # {finding.kind} on {finding.implementation.name}\n")
+        print(f"kept {len(every)} minimal case(s) in {path}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(_as_json(pairs, seed, seconds), indent=1))
+    return 1 if findings else 0
+
+
+def _describe(finding: Finding, number: int, seed: int) -> str:
+    entry = json.dumps(finding.entry(), indent=2)
+    return "\n".join([
+        f"FINDING {number}: {finding.function.name} {finding.kind} on {finding.implementation.name}, found after "
+        f"{finding.seconds_to_find:.1f} s ({finding.cases_to_find} cases), shrunk in {finding.shrink_seconds:.1f} s "
+        f"({finding.shrink_runs} runs)",
+        f"  first:   {finding.first_case.descriptor}",
+        f"  minimal: {finding.case.descriptor}",
+        f"  detail:  {finding.result.detail.splitlines()[0] if finding.result.detail else ''}",
+        f"  repro:   {finding.repro(seed)}",
+        "  catalogue entry:", "    " + entry.replace("\n", "\n    ")])
+
+
+def _as_json(pairs: list[Pair], seed: int, seconds: float) -> dict[str, Any]:
+    return {"seed": seed, "seconds": seconds, "cases": sum(p.runs for p in pairs),
+            "pairs": [{"implementation": p.implementation.name, "function": p.function.name, "cases": p.runs,
+                       "seconds": p.seconds, "counts": p.counts,
+                       "findings": [{"kind": f.kind, "minimal": f.case.descriptor, "first": f.first_case.descriptor,
+                                     "detail": f.result.detail, "seconds_to_find": f.seconds_to_find,
+                                     "cases_to_find": f.cases_to_find, "shrink_runs": f.shrink_runs,
+                                     "shrink_seconds": f.shrink_seconds, "repro": f.repro(seed),
+                                     "entry": f.entry()} for f in p.findings]} for p in pairs]}
+
+
+if __name__ == "__main__":  # pragma: no cover
+    parser = argparse.ArgumentParser(prog="simdbind conformance explore")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    arguments = parser.parse_args(["explore"] + sys.argv[1:])
+    sys.exit(arguments.handler(arguments))
