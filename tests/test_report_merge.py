@@ -65,7 +65,7 @@ def test_two_isas_of_one_machine_become_two_columns_under_it(runs, tmp_path, cap
     assert [s["file"] for s in merged.meta["merged"]] == [str(p) for p in runs.values()]
     assert [s["summary"]["pass"] for s in merged.meta["merged"]] == \
         [sum(r.status == "pass" for r in run.results) for run in single.values()]
-    assert capsys.readouterr().out.startswith("merged 2 reports: 2 columns on 1 machines, ")
+    assert capsys.readouterr().out.startswith("merged 2 reports: 2 columns on 1 machine, ")
 
 
 def test_another_machine_gets_its_own_column_group_and_same_cpu_builds_their_file_names(runs, tmp_path):

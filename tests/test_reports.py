@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import shlex
 import subprocess
@@ -13,6 +14,8 @@ import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simdbind.conformance import deviations, report, runner, schema
 from simdbind.conformance.implementations import implementations
@@ -101,6 +104,28 @@ def test_every_report_the_writer_makes_passes_the_schema(broken, clean, tmp_path
         assert again.results == run.results and again.seconds == run.seconds
         assert {k: again.meta[k] for k in run.meta} == run.meta
         assert report.read_json(report.write_json(run, tmp_path / "r.json")).results == run.results
+
+
+any_text = st.text(st.characters(blacklist_categories=()), max_size=30)  # lone surrogates included
+measure = st.floats(min_value=0, allow_infinity=True) | st.just(float("nan"))
+count = st.integers(0, 2 ** 63 - 1)
+
+
+@given(st.lists(st.builds(runner.CaseResult, any_text, any_text, any_text, any_text, any_text, any_text,
+                          st.sampled_from(runner.STATUSES), any_text, any_text, measure, measure, measure, count,
+                          count, st.floats(0, 1e6), any_text, any_text, any_text, any_text), max_size=5),
+       st.dictionaries(st.sampled_from(["profile", "command", "created", "filter"]), any_text),
+       st.floats(0, 1e6))
+@settings(max_examples=150, deadline=None)
+def test_the_writer_never_writes_what_the_schema_refuses(results, meta, seconds):
+    """Whatever a run holds (surrogates from a mis-decoded path, NaN errors), its JSON report reads back."""
+    run = runner.Run(results, seconds, meta)
+    again = schema.check_report(json.loads(json.dumps(report.to_json(run))))
+    assert len(again.results) == len(results) and again.seconds == seconds
+    for before, after in zip(results, again.results):
+        assert after.status == before.status and after.mismatches == before.mismatches
+        assert after.descriptor == before.descriptor.encode("utf-8", "replace").decode("utf-8")
+        assert after.max_ulp == before.max_ulp or (math.isnan(before.max_ulp) and after.max_ulp == math.inf)
 
 
 def test_junit_counts_and_messages(broken, tmp_path, impls, names):

@@ -116,8 +116,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"simdbind: conformance merge: {error.filename}: cannot write it: {error.strerror}", file=sys.stderr)
         return 2
     columns = merged.meta["environment"]["implementations"]
-    print(f"merged {len(runs)} reports: {len(columns)} columns on {len(set(c['machine'] for c in columns))} "
-          f"machines, {report.totals_line(merged)}")
+    machines_count = len({c["machine"] for c in columns})
+    print(f"merged {len(runs)} report{'s' * (len(runs) != 1)}: {len(columns)} column{'s' * (len(columns) != 1)} on "
+          f"{machines_count} machine{'s' * (machines_count != 1)}, {report.totals_line(merged)}")
     if written:
         print(f"reports: {', '.join(written)}")
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import html
 import json
+import math
 import os
 import platform
 import re
@@ -236,11 +237,26 @@ def _prepare(path: str | Path) -> Path:
     return path
 
 
+def _storable(value: Any) -> Any:
+    """`value` as the report format allows it (see `simdbind.conformance.schema`): strings that encode as UTF-8 (an
+    exception message or a library path may carry a lone surrogate: it becomes "?"), and an error measure that
+    came out NaN stored as unbounded."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, float) and math.isnan(value):
+        return math.inf
+    if isinstance(value, dict):
+        return {_storable(k): _storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_storable(v) for v in value]
+    return value
+
+
 def to_json(run: Run) -> dict[str, Any]:
     t = totals(run)
-    return {"format": FORMAT, "meta": run.meta, "seconds": run.seconds,
-            "summary": {status: t[status] for status in STATUSES},
-            "results": [asdict(r) for r in run.results]}
+    return _storable({"format": FORMAT, "meta": run.meta, "seconds": run.seconds,
+                      "summary": {status: t[status] for status in STATUSES},
+                      "results": [asdict(r) for r in run.results]})
 
 
 def write_json(run: Run, path: str | Path) -> Path:
