@@ -256,3 +256,11 @@ def test_progress_plain_lines_when_not_a_tty_and_a_bar_on_a_tty(clean):
     progress.close()
     out = stream.getvalue()
     assert out.startswith("\r\x1b[K  [") and "1/3 cases" in out and "1 failed" in out and out.endswith("\n")
+
+
+def test_a_cell_of_errors_only_shows_no_error_measure():
+    """An error gives no output to compare: its cell says so instead of a worst error of 0 ulp."""
+    errors = runner.Run([runner.CaseResult("impl", "f", "d", "main", "float32", "-", "error", "boom")])
+    assert "| f |  | float32 | - | main | ❌ 0/1 |" in report.markdown(errors)
+    assert re.search(r"f +impl +0 +1 +0 +0 +- +- +<-- FAIL", report.format_summary(errors))
+    assert "<small class=worst>no output</small>" in html_report(errors) and "≤ 0 ulp" not in html_report(errors)

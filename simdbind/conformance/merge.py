@@ -1,8 +1,8 @@
 """``simdbind conformance merge``: JSON reports of several machines or builds as one matrix.
 
 Each report's implementations become columns labelled "machine / implementation", grouped under their machine
-(its CPU model), the way a CI matrix of runners publishes one conformance page; when two reports from one machine
-name the same implementation (two builds), their columns add the report's file name. Report files are untrusted input, read through
+(its CPU model), the way a CI matrix of runners publishes one conformance page; when two reports from one
+machine name the same implementation (two builds), their columns add the report's file name. Report files are untrusted input, read through
 `simdbind.conformance.schema`: a bad one stops the merge with a one-line error naming it (exit 2).
 """
 

@@ -123,6 +123,11 @@ class Cell:
         return sum(n for s, n in self.counts.items() if s != "skip")
 
     @property
+    def measured(self) -> int:
+        """Cases whose error was measured (an error gave no output to compare)."""
+        return self.ran - self.counts["error"]
+
+    @property
     def bad(self) -> int:
         return self.counts["fail"] + self.counts["error"]
 
@@ -191,7 +196,7 @@ def format_summary(run: Run, max_failures: int = 20) -> str:
     for fn, impl, cell in rows:
         c = cell.counts
         mark = "   <-- FAIL" if cell.bad else ""
-        worst = (fmt_ulp(cell.max_ulp), fmt_rel(cell.max_rel)) if cell.ran else ("-", "-")
+        worst = (fmt_ulp(cell.max_ulp), fmt_rel(cell.max_rel)) if cell.measured else ("-", "-")
         lines.append(f"{fn:<{width}}  {impl:<{iwidth}}  {c['pass'] + c['xpass']:>6}  {cell.bad:>6}  {c['known']:>5}  "
                      f"{c['skip']:>7}  {worst[0]:>9}  {worst[1]:>9}{mark}")
     failed = [r for r in run.results if r.status in BAD]
@@ -321,7 +326,7 @@ def _md_cell(cell: Cell | None) -> str:
     text = f"{_MD_MARK[cell.status]} {cell.counts['pass'] + cell.counts['xpass']}/{cell.ran}"
     if cell.counts["known"]:
         text += f", {cell.counts['known']} known"
-    return text + f" · {fmt_ulp(cell.max_ulp)} ulp"
+    return text + (f" · {fmt_ulp(cell.max_ulp)} ulp" if cell.measured else "")
 
 
 _MD_SPECIAL = str.maketrans({"|": "\\|", "[": "\\[", "]": "\\]", "`": "\\`", "\\": "\\\\"})

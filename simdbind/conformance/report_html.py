@@ -144,8 +144,9 @@ def _cell(cell: Cell | None, anchor: str | None) -> str:
         passed = c["pass"] + c["xpass"]
         notes = [f"{n} {label}" for n, label in ((cell.bad, "failed"), (c["known"], "known"), (c["xpass"], "xpass"),
                                                  (c["skip"], "skipped")) if n]
+        worst = f"≤ {fmt_ulp(cell.max_ulp)} ulp · {fmt_rel(cell.max_rel)} rel" if cell.measured else "no output"
         body = (f"<b>{passed}/{cell.ran}</b>" + (f"<small class=note>{_e(', '.join(notes))}</small>" if notes else "")
-                + f"<small class=worst>≤ {_e(fmt_ulp(cell.max_ulp))} ulp · {_e(fmt_rel(cell.max_rel))} rel</small>")
+                + f"<small class=worst>{_e(worst)}</small>")
     inner = f'<a href="#{anchor}">{body}</a>' if anchor else f"<div>{body}</div>"
     return f'<td class="cell {cell.status}" title="{_e(title)}">{inner}</td>'
 
@@ -259,7 +260,8 @@ def _column_heads(impls: list[str], info: dict[str, dict[str, Any]]) -> str:
             sub = f"isa {d['isa']} · {sub}" if sub else f"isa {d['isa']}"
         return f"<th class=impl>{_e(name)}<small>{_e(sub)}</small></th>"
 
-    machines = [(machine, len(list(group))) for machine, group in groupby(info.get(i, {}).get("machine") for i in impls)]
+    machines = [(machine, len(list(group)))
+                for machine, group in groupby(info.get(impl, {}).get("machine") for impl in impls)]
     if not any(machine for machine, _ in machines):
         return "<tr>" + _DIMENSIONS.format(span="") + "".join(map(head, impls)) + "</tr>"
     return ("<tr>" + _DIMENSIONS.format(span=" rowspan=2") + "".join(
