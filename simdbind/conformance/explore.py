@@ -57,50 +57,57 @@ def _serve(connection: Any, spec: tuple[str, ...], seed: int, modules: tuple[str
 
 
 class Worker:
-    """One implementation in a child process; a crash or hang ends the process, and the next call starts another."""
+    """One implementation in a child process; a crash or hang ends the process, and the next call goes to a fresh
+    one. A spare process is started beside the current one, so that a crash costs no start-up time."""
 
     def __init__(self, implementation: Any, seed: int, timeout: float = DEFAULT_TIMEOUT,
                  modules: Sequence[str] = ()):
         self.implementation, self.seed, self.timeout, self.modules = implementation, seed, timeout, tuple(modules)
-        self.process: Any = None
-        self.connection: Any = None
+        self.current: tuple[Any, Any] | None = None  # (process, connection)
+        self.spare: tuple[Any, Any] | None = None
         self.restarts = 0
 
-    def _start(self) -> None:
+    def _spawn(self) -> tuple[Any, Any]:
         context = multiprocessing.get_context("spawn")  # no forked copies of thread pools or library state
-        self.connection, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, self.implementation.spec, self.seed,
-                                                            self.modules), daemon=True)
-        self.process.start()
+        connection, child = context.Pipe()
+        process = context.Process(target=_serve, args=(child, self.implementation.spec, self.seed, self.modules),
+                                  daemon=True)
+        process.start()
         child.close()
+        return process, connection
 
     def stop(self) -> None:
-        if self.process is not None:
-            self.connection.close()
-            self.process.join(timeout=5)
-            if self.process.is_alive():
-                self.process.kill()
-                self.process.join()
-            self.process = None
+        for slot in (self.current, self.spare):
+            if slot is not None:
+                process, connection = slot
+                connection.close()
+                process.join(timeout=5)
+                if process.is_alive():
+                    process.kill()
+                    process.join()
+        self.current = self.spare = None
 
     def run(self, function: Function, case: Case) -> runner.CaseResult:
-        if self.process is None:
-            self._start()
-        self.connection.send((function.name, case.descriptor))
+        if self.current is None:
+            self.current, self.spare = self.spare or self._spawn(), None
+        if self.spare is None:
+            self.spare = self._spawn()
+        process, connection = self.current
+        connection.send((function.name, case.descriptor))
         start = time.perf_counter()
-        if self.connection.poll(self.timeout):
+        if connection.poll(self.timeout):
             try:
-                return self.connection.recv()
-            except EOFError:
-                pass
-        if self.process.is_alive():
-            self.process.kill()
+                return connection.recv()
+            except EOFError:  # the process died: wait for its exit status
+                process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
             detail = f"hang: no result after {self.timeout:g} s (the worker was killed)"
         else:
-            self.process.join()
-            detail = f"crash: the worker process died with {_exit_reason(self.process.exitcode)}"
-        self.process.join()
-        self.process = None
+            detail = f"crash: the worker process died with {_exit_reason(process.exitcode)}"
+        process.join()
+        connection.close()
+        self.current = None
         self.restarts += 1
         result = runner.CaseResult(self.implementation.name, function.name, case.descriptor, case.group, case.dtype,
                                    case.layout, "error", detail, seconds=time.perf_counter() - start,

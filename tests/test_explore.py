@@ -1,0 +1,83 @@
+"""``simdbind conformance explore`` against a compiled test double with two planted defects: its eltwise is
+wrong from 37 elements on and kills the process from 5 inputs on. The search must report both -- the crash as a
+crash -- shrink each to the minimal descriptor, and print a repro line that reruns it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from simdbind.conformance import explore, runner
+from tests.test_loader_doubles import CC, build
+
+pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build the test double")
+
+#: Upstream's operation codes: product 0, sum 1, max 2, min 3; max/min fold as `a > b ? a : b` (spec 3.2).
+PLANTED = """
+const char* SimdVersion(void) { return "v7.1.162"; }
+void SimdRelease(void* c) {}
+size_t SimdGetThreadNumber(void) { return 1; }
+void SimdSetThreadNumber(size_t n) {}
+void SimdSynetEltwiseLayerForward(const float* const* src, const float* weight, size_t count, size_t size, int op,
+                                  float* dst)
+{
+    if (count >= 5)
+        *(volatile int*)0 = 1;  /* planted: SIGSEGV from five inputs on */
+    for (size_t i = 0; i < size; ++i) {
+        float d = op == 1 ? src[0][i] * weight[0] : src[0][i];
+        for (size_t j = 1; j < count; ++j) {
+            float s = src[j][i];
+            d = op == 0 ? d * s : op == 1 ? d + s * weight[j] : op == 2 ? (d > s ? d : s) : (d < s ? d : s);
+        }
+        dst[i] = i >= 36 ? d + 1.0f : d;  /* planted: wrong from the 37th element on */
+    }
+}
+"""
+
+
+def test_explore_finds_shrinks_and_reports_both_planted_defects(tmp_path):
+    library = build(tmp_path, "planted", PLANTED)
+    report = tmp_path / "explore.json"
+    keep = tmp_path / "regressions.txt"
+    out = subprocess.run([sys.executable, "-m", "simdbind", "conformance", "explore", "--library", library,
+                          "--function", "eltwise", "--budget", "8", "--seed", "3", "--timeout", "20",
+                          "--json", str(report), "--keep", str(keep)], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr  # findings fail the run
+    (pair,) = json.loads(report.read_text())["pairs"]
+    findings = {f["kind"]: f for f in pair["findings"]}
+    assert sorted(findings) == ["crash", "wrong"], out.stdout
+    assert findings["wrong"]["minimal"] == "eltwise op=product count=2 size=37"
+    assert findings["crash"]["minimal"] == "eltwise op=product count=5 size=1"
+    assert "SIGSEGV" in findings["crash"]["detail"]
+    assert pair["counts"]["pass"] > 0 and pair["counts"]["crash"] >= 1  # the search went on after the crash
+    assert "cases/s" in out.stdout and "FINDING 2" in out.stdout
+    assert keep.read_text().splitlines()[0].startswith(findings["wrong"]["minimal"] + "  #")
+    entry = findings["wrong"]["entry"]
+    assert entry["example"] == findings["wrong"]["minimal"] and entry["function"] == "eltwise"
+    assert "size == 37" in entry["when"] and entry["affects"] == "external"
+    # The repro line reruns the minimal case (in no grid) from its descriptor alone.
+    repro = shlex.split(findings["wrong"]["repro"])
+    assert repro[:2] == ["simdbind", "conformance"]
+    rerun = subprocess.run([sys.executable, "-m", "simdbind", *repro[1:], "--report-json", "", "--junit-xml", "",
+                            "--report-md", "", "--report-html", "", "--no-progress"], capture_output=True, text=True)
+    assert rerun.returncode == 1 and "1 failed" in rerun.stdout, rerun.stdout + rerun.stderr
+    assert "eltwise op=product count=2 size=37" in rerun.stdout
+
+
+def test_kinds_of_results():
+    def result(status, detail=""):
+        return runner.CaseResult("i", "f", "d", "main", "float32", "-", status, detail)
+
+    assert explore.kind_of(result("pass")) == "pass" and explore.kind_of(result("xpass")) == "pass"
+    assert explore.kind_of(result("known", "known deviation x")) == "known"
+    assert explore.kind_of(result("fail", "1/3 outside")) == "wrong"
+    assert explore.kind_of(result("error", "crash: the worker process died with SIGSEGV")) == "crash"
+    assert explore.kind_of(result("error", "hang: no result after 5 s")) == "hang"
+    assert explore.kind_of(result("error", "ArgumentError: pad: must be ...")) == "rejected"
+    assert explore.kind_of(result("error", "UpstreamDefectError: wrote 4 bytes")) == "error:UpstreamDefectError"
+    assert [explore.is_finding(k) for k in ("wrong", "crash", "hang", "error:X", "known", "rejected", "pass")] == \
+        [True, True, True, True, False, False, False]
