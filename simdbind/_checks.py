@@ -237,10 +237,15 @@ def output_array(out: Any, name: str, shape: tuple[int, ...], dtype: npt.DTypeLi
         raise ArgumentError(f"{name}: must be C-contiguous (results are written in place)")
     if not out.flags.writeable:
         raise ArgumentError(f"{name}: must be writeable")
-    for other_name, other in reads:
-        if other is not None and np.may_share_memory(out, other):
-            raise ArgumentError(f"{name}: must not overlap {other_name}, which is read while {name} is written")
+    refuse_overlap(out, name, reads)
     return out
+
+
+def refuse_overlap(out: np.ndarray, name: str, reads: Iterable[tuple[str, Any]]) -> None:
+    """Refuse `out` when it overlaps one of the named arrays of `reads` (others, e.g. None or lists, cannot)."""
+    for other_name, other in reads:
+        if isinstance(other, np.ndarray) and np.may_share_memory(out, other):
+            raise ArgumentError(f"{name}: must not overlap {other_name}, which is read while {name} is written")
 
 
 def library_arg(library: Any) -> Any:

@@ -23,20 +23,23 @@ swish          ``x / (1 + exp(-x * slope))``                    slope
 gelu           ``x * (erf(x / sqrt(2)) + 1) / 2``               none
 ============== ================================================ ==============================================
 
-Parameter rules (checked by :func:`resolve`, before any C code runs): every parameter must be finite, except that
-``restrict_range`` bounds may be infinite (a one-sided clamp); ``restrict_range`` needs ``lower <= upper``;
-``prelu`` needs exactly one slope per channel. NaN is refused everywhere: it would silently turn whole outputs
-into NaN (or not, depending on the comparison order), which is never what a caller means.
+Parameter rules (checked by :func:`resolve`, before any C code runs), those of every float parameter of simdbind
+(README, "Arguments"): every parameter must be a finite real number within float32's range, except that
+``restrict_range`` bounds may be infinite (a one-sided clamp); ``prelu`` needs exactly one slope per channel. NaN is
+refused everywhere: it would silently turn whole outputs into NaN (or not, depending on the comparison order),
+which is never what a caller means. ``restrict_range`` with ``lower > upper`` is accepted: the C formula defines it
+(``Max(lower, Min(upper, x))`` is ``lower`` everywhere, upstream and bundled alike; note that ONNX ``Clip`` and
+``torch.clamp`` give ``upper`` there).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from simdbind._checks import finite_array, real
 from simdbind.enums import Activation, parse_enum
 from simdbind.errors import ArgumentError, DTypeError
 
@@ -103,19 +106,7 @@ class ActivationSpec:
         return hash((self.kind, np.asarray(self.params, np.float32).tobytes()))
 
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
-def _scalar(value: Any, name: str, *, allow_inf: bool = False) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ArgumentError(f"{name}: must be a real number, got {value!r}")
-    number = float(value)
-    if math.isnan(number) or (math.isinf(number) and not allow_inf):
-        rule = "must not be NaN" if allow_inf else "must be finite"
-        raise ArgumentError(f"{name}: {rule}, got {number!r}")
-    if math.isfinite(number) and abs(number) > _FLOAT32_MAX:
-        raise ArgumentError(f"{name}: must fit in float32 (|value| <= {_FLOAT32_MAX:.6g}), got {number!r}")
-    return number
+_scalar = real  # the rule of every float parameter
 
 
 def identity() -> ActivationSpec:
@@ -134,10 +125,9 @@ def leaky_relu(slope: float) -> ActivationSpec:
 
 
 def restrict_range(lower: float, upper: float) -> ActivationSpec:
-    """``Max(lower, Min(upper, x))``; bounds may be infinite, ``lower <= upper``."""
+    """``Max(lower, Min(upper, x))``; bounds may be infinite. With ``lower > upper`` every output is ``lower``
+    (the C formula; ONNX ``Clip`` and ``torch.clamp`` give ``upper`` there)."""
     lo, hi = _scalar(lower, "lower", allow_inf=True), _scalar(upper, "upper", allow_inf=True)
-    if lo > hi:
-        raise ArgumentError(f"upper: must be >= lower ({lo!r}), got {hi!r}")
     return ActivationSpec(Activation.RESTRICT_RANGE, (lo, hi))
 
 
@@ -193,12 +183,11 @@ def _prelu_slopes(value: Any, name: str) -> np.ndarray:
     else:
         try:
             array = np.array(value, dtype=np.float32)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, OverflowError) as error:
             raise DTypeError(f"{name}: must be an array of real numbers ({error})") from None
     if array.ndim != 1 or array.size == 0:
         raise ArgumentError(f"{name}: must be a non-empty 1-D array of slopes, got shape {array.shape}")
-    if not np.isfinite(array).all():
-        raise ArgumentError(f"{name}: must be finite, got {array[~np.isfinite(array)][0]!r}")
+    finite_array(array, name)
     array.flags.writeable = False
     return array
 

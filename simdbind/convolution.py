@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 
 from simdbind import _routes
 from simdbind._checks import (FloatArray, Pads, input_array, layout as layout_arg, library_arg, native, output_array,
-                              pads as pads_arg, reported_size, size_arg, yx_pair)
+                              pads as pads_arg, refuse_overlap, reported_size, size_arg, yx_pair)
 from simdbind._context import NativeContext
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
@@ -354,6 +354,8 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, st
     if src.ndim not in (3, 4):
         raise ArgumentError(f"x: must have 3 or 4 dimensions ({layout}), got shape {src.shape}")
     w = input_array(weight, "weight", np.float32)
+    if isinstance(out, np.ndarray):  # the context copies weight and bias, but the rule is the same everywhere
+        refuse_overlap(out, "out", [("x", src), ("weight", w), ("bias", bias)])
     if w.ndim != 4:
         raise ArgumentError(f"weight: must have 4 dimensions, got shape {w.shape}")
     out_channels, kernel = (w.shape[0], w.shape[2:]) if layout == "nchw" else (w.shape[3], w.shape[:2])

@@ -201,6 +201,7 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
         raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
     if not isinstance(indices, np.ndarray):
         raise ArgumentError(f"indices: must be a numpy.ndarray, got {type(indices).__name__}")
+    native(data.dtype, "data")
     _index_type(indices.dtype, "indices")
     with GatherElements(data.dtype, indices.dtype, data.shape, indices.shape, axis, library=library) as context:
         return context.forward(data, indices, out=out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import ctypes.util
 import os
 import re
 import threading
@@ -171,7 +172,9 @@ def load(path: str | os.PathLike[str] | None = None, *, mode: str | None = None)
     ----------
     path
         ``None``: the library named by the environment variable ``SIMD_LIBRARY``, else the bundled one.
-        ``"bundled"``: the bundled library. Any other value: the path of a Simd shared library (``libSimd.so``).
+        ``"bundled"``: the bundled library. Any other value: the path of a Simd shared library, or a bare name
+        (``"libSimd.so"``, ``"Simd"``) found as the dynamic loader finds it (LD_LIBRARY_PATH, the ldconfig cache,
+        the system directories).
     mode
         ``"api"`` or ``"abi"``. The bundled library defaults to ``"api"`` (direct calls); ``"abi"`` loads the same
         file through ``ffi.dlopen``, exactly as an upstream build is loaded. Paths always use ``"abi"``.
@@ -206,9 +209,11 @@ def load(path: str | os.PathLike[str] | None = None, *, mode: str | None = None)
 def _dlopen(path: str) -> Library:
     from simdbind._abi import ffi
 
-    if not os.path.exists(path):
-        raise LibraryError(f"path: no such file: {path}")
-    full_path = os.path.abspath(path)
+    full_path = os.path.abspath(path) if os.path.exists(path) else _find_by_name(path)
+    if full_path is None:
+        where = "" if os.sep in path else (", and the dynamic loader finds no library of that name (LD_LIBRARY_PATH, "
+                                           "the ldconfig cache, the system directories)")
+        raise LibraryError(f"path: no such file: {path}{where}")
     try:
         lib = ffi.dlopen(full_path)
     except OSError as error:
@@ -218,6 +223,40 @@ def _dlopen(path: str) -> Library:
     if library.has("SimdBindGetIsa"):  # only the bundled library exports the simdbind extension
         library.kind = "bundled"
     return library
+
+
+def _find_by_name(name: str) -> str | None:
+    """The file the dynamic loader opens for a bare library name (``"libSimd.so"``, ``"Simd"``), or None.
+
+    dlopen searches LD_LIBRARY_PATH, the ldconfig cache and the system directories for a name without a slash;
+    ctypes.util.find_library also maps a short name ("Simd") to its file name. The file is then found among the
+    process's mappings, so that the Library's path is the real file.
+    """
+    if os.sep in name or (os.altsep and os.altsep in name):
+        return None
+    short = re.sub(r"^lib|\.so(\.\d+)*$|\.dylib$|\.dll$", "", name)
+    candidates = [name, f"lib{short}.so"]
+    found = ctypes.util.find_library(short) if short else None
+    if found:
+        candidates.append(found)
+    for candidate in candidates:
+        try:
+            ctypes.CDLL(candidate)
+        except OSError:
+            continue
+        return _mapped_file(candidate) or candidate
+    return None
+
+
+def _mapped_file(name: str) -> str | None:
+    """The absolute path of the mapped file whose name is `name` (Linux: /proc/self/maps), or None."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            files = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6}
+    except OSError:
+        return None
+    base = os.path.basename(name)
+    return next((f for f in sorted(files) if os.path.basename(f) == base and os.path.isabs(f)), None)
 
 
 #: Libraries loaded by path, kept mapped until the process ends (see _pin).
@@ -248,7 +287,8 @@ def _identify(library: Library) -> None:
         raise UnsupportedLibraryError(
             f"{library.path}: Simd {library.version} predates v7.0.160, the oldest supported release: "
             "SimdSynetInnerProduct32fInit/Forward changed their signatures and SimdSynetSoftmax32f and "
-            "GatherElements appeared in v7.0.160 (spec section 7), so calls would pass the wrong arguments"
+            "GatherElements appeared in v7.0.160, so calls would pass the wrong arguments (README, \"Libraries, "
+            "modes and ISAs\")"
         )
     library.generation = "7.1" if library.has("SimdSynetPoolingMax16b") else "7.0"
     library.capabilities["int8_precise"] = _detect_int8_precise(library)

@@ -77,7 +77,7 @@ def _axis(axis: str, size: int, kernel: int, stride: int, pads: tuple[int, int],
         if pad >= kernel:
             raise ArgumentError(
                 f"{pad_name}: the {axis} {side} pad must be < the kernel ({kernel}), got {pad} (upstream wraps "
-                "windows that lie entirely in the padding to the whole axis, spec 3.12.1)")
+                "windows that lie entirely in the padding to the whole axis; README, \"Pooling and GatherElements\")")
     out = pooling_output_size(size, kernel, stride, pads[0], pads[1], ceil_mode)
     if out < 1:
         raise ArgumentError(f"output size: the {axis} axis gives {out} outputs (input {size} + pads {pads[0]}+"

@@ -120,3 +120,24 @@ def test_threads_clamp(bundled):
 def test_external_library_when_given(external):
     assert external.kind in ("external", "bundled")
     assert external.generation in ("7.0", "7.1")
+
+
+def test_a_bare_name_is_found_the_way_the_dynamic_loader_finds_it(tmp_path):
+    from tests.test_loader_doubles import CC, build
+
+    if CC is None:
+        pytest.skip("no C compiler to build a test library")
+    path = build(tmp_path, "SimdFake", 'const char* SimdVersion(void) { return "v7.1.162"; }\n'
+                 "void SimdSynetSoftmax32f(const float* s, size_t o, size_t c, size_t i, float* d) {}\n")
+    script = ("import simdbind\n"
+              "for name in ('libSimdFake.so', 'SimdFake'):\n"
+              "    print(simdbind.load(name).path)\n"
+              "try:\n"
+              "    simdbind.load('libSimdNoSuchName.so')\n"
+              "except simdbind.LibraryError as error:\n"
+              "    print(error)\n")
+    env = {**os.environ, "LD_LIBRARY_PATH": str(tmp_path)}
+    lines = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    assert lines[:2] == [path, path]
+    assert "no such file: libSimdNoSuchName.so, and the dynamic loader finds no library of that name" in lines[2]
