@@ -32,6 +32,13 @@ PROFILES = ("smoke", "ci", "full")
 #: implementation-defined behaviour (NaN, Inf, ties) whose expectation is written down per case.
 GROUPS = ("main", "edge")
 
+#: Bytes of 0xFF placed before and after every input and output array of a case (one 512-bit vector each side): a
+#: kernel that reads outside its inputs sees NaN (every float type) or all-ones integers, and one that writes
+#: outside its outputs changes a guard byte.
+GUARD_BYTES = 64
+#: The key of a case's inputs under which the runner hands ``run()`` its :class:`GuardedOutputs`.
+OUTPUTS = "_outputs"
+
 #: The profiles that run the regression cases kept by ``explore --keep`` (regressions/<family>.txt).
 REGRESSION_PROFILES = ("ci", "full")
 REGRESSIONS = Path(__file__).with_name("regressions")
@@ -61,6 +68,35 @@ class Case:
 
     def rng(self, base_seed: int) -> np.random.Generator:
         return np.random.default_rng(self.seed(base_seed))
+
+
+class GuardedOutputs:
+    """The output arrays of one call, each between guard zones and filled with 0xFF bytes (NaN for floats), so that
+    an element the kernel leaves unwritten shows in the comparison and a write outside it in :meth:`violations`."""
+
+    def __init__(self) -> None:
+        self._storage: list[tuple[np.ndarray, int]] = []
+
+    def new(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        storage = np.full(2 * GUARD_BYTES + nbytes, 0xFF, np.uint8)
+        self._storage.append((storage, nbytes))
+        return storage[GUARD_BYTES:GUARD_BYTES + nbytes].view(dtype).reshape(shape)
+
+    def violations(self) -> list[str]:
+        """One message per output whose guard zones changed: "wrote N bytes past dst" (or before it)."""
+        several = len(self._storage) > 1
+        messages = []
+        for index, (storage, nbytes) in enumerate(self._storage):
+            label = f"output {index}: " if several else ""
+            before = int((storage[:GUARD_BYTES] != 0xFF).sum())
+            after = int((storage[GUARD_BYTES + nbytes:] != 0xFF).sum())
+            if after:
+                messages.append(f"{label}wrote {after} bytes past dst (in the {GUARD_BYTES}-byte guard zone)")
+            if before:
+                messages.append(f"{label}wrote {before} bytes before dst (in the {GUARD_BYTES}-byte guard zone)")
+        return messages
 
 
 # -- fields: the grammar's keys and value encodings ---------------------------------------------------------------
@@ -234,6 +270,15 @@ class Function:
     # -- running -------------------------------------------------------------------------------------------------
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         raise NotImplementedError
+
+    @staticmethod
+    def output(inputs: dict[str, Any], shape: tuple[int, ...], dtype: Any = np.float32) -> np.ndarray:
+        """The array run() passes as ``out=``: from the runner's guarded outputs (a write outside it fails the
+        case), or a fresh guarded one when run() is called outside the runner."""
+        outputs = inputs.get(OUTPUTS)
+        if outputs is None:
+            outputs = inputs[OUTPUTS] = GuardedOutputs()
+        return outputs.new(tuple(shape), dtype)
 
     def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> Any:
         """Call simdbind on `library`; returns an array or a tuple of arrays."""

@@ -26,7 +26,7 @@ from simdbind.conformance import cases as _cases  # noqa: F401  (registers every
 from simdbind.conformance import deviations as _deviations
 from simdbind.conformance.api import Unsupported
 from simdbind.conformance.implementations import as_subject
-from simdbind.conformance.model import REGISTRY, Case, DescriptorError, Function
+from simdbind.conformance.model import GUARD_BYTES, OUTPUTS, REGISTRY, Case, DescriptorError, Function, GuardedOutputs
 from simdbind.conformance.tolerance import compare
 
 DEFAULT_SEED = 20261122
@@ -116,9 +116,6 @@ def functions(names: Iterable[str] | None = None) -> list[Function]:
     return [REGISTRY[n] for n in names]
 
 
-#: Bytes of 0xFF placed before and after every input array (one 512-bit vector each side): a kernel that reads
-#: outside its inputs then sees NaN (every float type) or all-ones integers, and its result shows it.
-GUARD_BYTES = 64
 
 
 def guarded(value: Any) -> Any:
@@ -155,6 +152,7 @@ def run_case(implementation: Any, function: Function, case: Case, seed: int = DE
         result.status, result.detail = "skip", reason
         return result
     inputs = guarded(function.inputs(case, case.rng(seed)))
+    outputs = inputs[OUTPUTS] = GuardedOutputs()  # run() takes its out= arrays from here
     tolerance = implementation.tolerance(function.name, case) or function.tolerance(case)
     result.tolerance = tolerance.describe()
     start = time.perf_counter()
@@ -179,7 +177,7 @@ def run_case(implementation: Any, function: Function, case: Case, seed: int = DE
         expected = function.reference(case, inputs)
         actual_parts = actual if isinstance(actual, tuple) else (actual,)
         expected_parts = expected if isinstance(expected, tuple) else (expected,)
-        details = []
+        details = outputs.violations()
         if len(actual_parts) != len(expected_parts):
             details.append(f"{len(actual_parts)} outputs, expected {len(expected_parts)}")
         for index, (a, e) in enumerate(zip(actual_parts, expected_parts)):

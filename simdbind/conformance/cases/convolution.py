@@ -364,7 +364,7 @@ class Convolution32f(Function):
                     src.shape, p["dst_c"], p["kernel"], stride=p["stride"], dilation=p["dilation"], pad=p["pad"],
                     group=p["groups"], activation=p["activation"], params=inputs["params"], layout=case.layout,
                     weight=inputs["weight"], bias=inputs["bias"], library=library) as conv:
-                out = np.full(conv.out_shape, np.nan, np.float32)  # a read of dst before writing it shows as NaN
+                out = self.output(inputs, conv.out_shape)  # 0xFF bytes: a read of dst before writing it shows as NaN
                 inputs["_actual"] = conv.forward(src, out=out)  # for the reference's choice at mish's jump
                 return inputs["_actual"]
         finally:

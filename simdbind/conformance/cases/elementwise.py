@@ -61,7 +61,8 @@ class Eltwise(Function):
         return {"arrays": arrays, "weights": weights}
 
     def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
-        return simdbind.eltwise(inputs["arrays"], case.params["op"], inputs["weights"], library=library)
+        out = self.output(inputs, (case.params["size"],))
+        return simdbind.eltwise(inputs["arrays"], case.params["op"], inputs["weights"], out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return reference.eltwise(inputs["arrays"], case.params["op"], inputs["weights"])
@@ -183,7 +184,7 @@ class Unary(Function):
         return {"x": x.astype(np.float32)}
 
     def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
-        y = simdbind.unary(inputs["x"], case.params["op"], library=library)
+        y = simdbind.unary(inputs["x"], case.params["op"], out=self.output(inputs, inputs["x"].shape), library=library)
         return y.view(np.uint32) if case.params["op"] == "not" else y  # bitwise: compare the bits
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -267,7 +268,7 @@ class Softmax(Function):
         return {"x": _softmax_inputs(case, rng)}
 
     def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
-        return simdbind.softmax(inputs["x"], axis=1, library=library)
+        return simdbind.softmax(inputs["x"], axis=1, out=self.output(inputs, inputs["x"].shape), library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return reference.softmax(inputs["x"], axis=1)
@@ -295,7 +296,9 @@ class Softmax16b(Function):
 
     def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         # Raw uint16 bits in and out; compared as the float32 values they encode.
-        return reference.bf16_to_float(simdbind.softmax(inputs["x"], axis=1, library=library))
+        x = inputs["x"]
+        return reference.bf16_to_float(simdbind.softmax(x, axis=1, out=self.output(inputs, x.shape, x.dtype),
+                                                        library=library))
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return reference.bf16_to_float(reference.softmax16b(inputs["x"], axis=1))
@@ -356,7 +359,8 @@ class Lrn(Function):
     def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
         if not p["direct"]:
-            return simdbind.lrn(inputs["x"], p["half"], inputs["k"], case.layout, library=library)
+            return simdbind.lrn(inputs["x"], p["half"], inputs["k"], case.layout,
+                                out=self.output(inputs, inputs["x"].shape), library=library)
         if library.kind != "bundled" and p["channels"] < 2 * p["half"] + 1:
             # Upstream's NHWC index arithmetic wraps for channels < 2*half+1 (spec 3.3): the read can land anywhere,
             # and did crash the process against v7.1.162. Catalogued as lrn-nhwc-small-channels; simdbind.lrn
@@ -365,7 +369,7 @@ class Lrn(Function):
             raise Unsupported("direct LRN NHWC call with channels < 2*half+1 reads outside src on upstream builds "
                               "(spec 3.3); not run in process")
         x = inputs["x"]
-        out = np.zeros_like(x)
+        out = self.output(inputs, x.shape)
         ffi = library.ffi
         library.function("SimdSynetLrnLayerCrossChannels")(
             ffi.from_buffer("float[]", x), p["half"], p["channels"], x.size // p["channels"],
@@ -425,7 +429,9 @@ class Shuffle(Function):
     def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         p = case.params
         channels = (p["channels0"], p["channels1"]) if p["type"] == 1 else None
-        return simdbind.shuffle(inputs["x0"], inputs["x1"], p["type"], case.layout, channels=channels,
+        shapes = [y.shape for y in self.reference(case, inputs)]
+        out = (self.output(inputs, shapes[0]), self.output(inputs, shapes[1]))
+        return simdbind.shuffle(inputs["x0"], inputs["x1"], p["type"], case.layout, channels=channels, out=out,
                                 library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:

@@ -106,8 +106,10 @@ class GatherElementsCases(Function):
         if p["const"]:
             with simdbind.GatherElements(data[0].dtype, idx.dtype, data[0].shape, idx.shape, p["axis"], index=idx,
                                          library=library) as context:
-                return tuple(self._bits(context(d)) for d in data)
-        return tuple(self._bits(simdbind.gather_elements(d, idx, p["axis"], library=library)) for d in data)
+                return tuple(self._bits(context.forward(d, out=self.output(inputs, idx.shape, d.dtype)))
+                             for d in data)
+        return tuple(self._bits(simdbind.gather_elements(d, idx, p["axis"], out=self.output(inputs, idx.shape, d.dtype),
+                                                         library=library)) for d in data)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         return tuple(self._bits(reference.gather_elements(d, inputs["indices"], case.params["axis"]))

@@ -177,7 +177,7 @@ class InnerProduct32f(Function):
             results = []
             for call in range(p["calls"]):
                 B = None if p["const_b"] else inputs["B"][call]
-                results.append(ip.forward(inputs["A"][call], B))
+                results.append(ip.forward(inputs["A"][call], B, out=self.output(inputs, (M, N))))
         inputs["_actual"] = results  # for the reference's choice at mish's jump
         return results[0] if len(results) == 1 else tuple(results)
 
@@ -192,7 +192,7 @@ class InnerProduct32f(Function):
         guarded[...] = b
         if p["guard"] == "nan-before-B":
             with simdbind.InnerProduct32f(M, N, K, trans_b=True, const_b=False, library=library) as ip:
-                return ip.forward(inputs["A"][0], guarded)
+                return ip.forward(inputs["A"][0], guarded, out=Function.output(inputs, (M, N)))
         # Direct: Init, SetParams(NULL weight), Forward, exactly as a C user would call it (no route).
         ffi, function = library.ffi, library.function
         context = function("SimdSynetInnerProduct32fInit")(M, N, K, 1, 0, 0, 0)
@@ -274,7 +274,9 @@ class InnerProductLayerForward(Function):
                 "bias": rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["bias"] else None}
 
     def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
-        return simdbind.inner_product(inputs["x"], inputs["weight"], inputs["bias"], library=library)
+        x = inputs["x"]
+        out = self.output(inputs, x.shape[:-1] + (inputs["weight"].shape[0],))
+        return simdbind.inner_product(x, inputs["weight"], inputs["bias"], out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         x = inputs["x"]
@@ -342,7 +344,8 @@ class InnerProduct8i(Function):
         # always saturates); the reference follows it, and the emulation in the wrapper is switched off so the
         # C function itself is checked.
         inputs["precise_honoured"] = library.capabilities.get("int8_precise") is not False
-        return simdbind.inner_product_8i(inputs["src"], inputs["weight"], case.params["compatibility"],
+        out = self.output(inputs, (inputs["src"].shape[0], inputs["weight"].shape[0]), np.int32)
+        return simdbind.inner_product_8i(inputs["src"], inputs["weight"], case.params["compatibility"], out=out,
                                          emulate_precise=False, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:

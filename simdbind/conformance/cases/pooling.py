@@ -196,6 +196,16 @@ class _Pooling(Function):
         return ((p["ky"], p["kx"]), (p["sy"], p["sx"]),
                 ((p["pad_top"], p["pad_bottom"]), (p["pad_left"], p["pad_right"])))
 
+    def _out(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        """The guarded ``out=`` of the public call: its output shape, the input's dtype."""
+        p, size = case.params, simdbind.pooling_output_size
+        c = size(p["channels"], p["kc"], p["sc"], p["pc_begin"], p["pc_end"], p["ceil"]) if "kc" in p \
+            else p["channels"]
+        h = size(p["height"], p["ky"], p["sy"], p["pad_top"], p["pad_bottom"], p["ceil"])
+        w = size(p["width"], p["kx"], p["sx"], p["pad_left"], p["pad_right"], p["ceil"])
+        image = (c, h, w) if case.layout == "nchw" else (h, w, c)
+        return self.output(inputs, image if p["batch"] == 1 else (p["batch"],) + image, inputs["x"].dtype)
+
     def _shape(self, case: Case) -> tuple[int, ...]:
         p = case.params
         image = (p["channels"], p["height"], p["width"]) if case.layout == "nchw" else \
@@ -275,7 +285,7 @@ class PoolingAverage(_Pooling):
         kernel, stride, pads = self._geometry(case)
         return simdbind.pooling_average(inputs["x"], kernel, stride=stride, pad=pads,
                                         exclude_pad=case.params["exclude"], layout=case.layout,
-                                        ceil_mode=case.params["ceil"], library=library)
+                                        ceil_mode=case.params["ceil"], out=self._out(case, inputs), library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
@@ -351,7 +361,7 @@ class PoolingMax32f(_Pooling):
         kernel, stride, pads = self._geometry(case)
         return simdbind.pooling_max(inputs["x"], kernel, stride=stride, pad=pads, layout=case.layout,
                                     ceil_mode=p["ceil"], kernel_c=p["kc"], stride_c=p["sc"],
-                                    pad_c=(p["pc_begin"], p["pc_end"]), library=library)
+                                    pad_c=(p["pc_begin"], p["pc_end"]), out=self._out(case, inputs), library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
@@ -405,7 +415,8 @@ class PoolingMax16b(_Pooling):
             return self._direct(library, case, inputs["x"]).view(np.uint16)
         kernel, stride, pads = self._geometry(case)
         return simdbind.pooling_max(inputs["x"], kernel, stride=stride, pad=pads, layout=case.layout,
-                                    ceil_mode=case.params["ceil"], library=library).view(np.uint16)
+                                    ceil_mode=case.params["ceil"], out=self._out(case, inputs),
+                                    library=library).view(np.uint16)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         x = inputs["x"].view(np.uint16)
@@ -435,7 +446,7 @@ class PoolingMax8u(_Pooling):
             return self._direct(library, case, inputs["x"])
         kernel, stride, pads = self._geometry(case)
         return simdbind.pooling_max(inputs["x"], kernel, stride=stride, pad=pads, layout=case.layout,
-                                    ceil_mode=case.params["ceil"], library=library)
+                                    ceil_mode=case.params["ceil"], out=self._out(case, inputs), library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
