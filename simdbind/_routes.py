@@ -78,22 +78,27 @@ MAX32F_NCHW_SPECIAL_KERNELS = Route("max32f-nchw-special-kernels", "pooling",
 LRN_NHWC_SMALL_CHANNELS = Route("lrn-nhwc-small-channels", "elementwise", "NHWC computed through NCHW")
 LRN_NHWC_HALF2_WINDOW = Route("lrn-nhwc-half2-channel1-window", "elementwise", "NHWC computed through NCHW")
 IP32F_GEMM_READS_C = Route("ip32f-base-gemm-reads-c", "inner_product", "the output zeroed before Forward")
+IP32F_TRANSB_M1_IDENTITY = Route("ip32f-transb-m1-identity-uses-setparams-weight", "inner_product",
+                                 "each call's B handed to SetParams before Forward, NULL after")
+IP32F_N1_TRANSB_CONST_BIAS = Route("ip32f-n1-transb-const-bias-nan", "inner_product",
+                                   "the context created with transB = 0 (a (1, K) B is the same memory as (K, 1))")
 IP32F_TRANSB_READS_BEFORE_B = Route("ip32f-transb-reads-before-b", "inner_product",
                                     "B handed over behind B_GUARD zero floats")
 CONV32F_GEMM_READS_DST = Route("CONV32F-BASE-GEMM-READS-DST", "convolution", "the output zeroed before Forward")
 CONV32F_GEMMNT_READS_BEFORE_SRC = Route("CONV32F-GEMMNT-READS-BEFORE-SRC", "convolution",
                                         "src of GemmNT contexts handed over behind SRC_GUARD zero floats")
 
-ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS, LRN_NHWC_SMALL_CHANNELS,
-          LRN_NHWC_HALF2_WINDOW, IP32F_GEMM_READS_C, IP32F_TRANSB_READS_BEFORE_B, CONV32F_GEMM_READS_DST,
-          CONV32F_GEMMNT_READS_BEFORE_SRC)
+ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS,
+          LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW,
+          IP32F_GEMM_READS_C, IP32F_TRANSB_M1_IDENTITY, IP32F_N1_TRANSB_CONST_BIAS, IP32F_TRANSB_READS_BEFORE_B,
+          CONV32F_GEMM_READS_DST, CONV32F_GEMMNT_READS_BEFORE_SRC)
 
 
 # -- library properties that are not defects ----------------------------------------------------------------------
 def serialises_context_calls(library: Any) -> bool:
     """Whether calls on one convolution context must not overlap: upstream's Forward and Info write into the
     context (spec 6, item 9); the bundled library's Forward only reads it when it is given a scratch buffer."""
-    return library.kind != _BUNDLED
+    return bool(library.kind != _BUNDLED)
 
 
 # -- helpers of the routes ----------------------------------------------------------------------------------------

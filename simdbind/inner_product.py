@@ -9,11 +9,13 @@ Upstream facts the wrappers handle (spec 3.7-3.9):
   the context keeps its own read-only copies of weight, bias and params alive until it is closed.
 * Upstream's ``transB && M == 1 && Identity`` path reads the SetParams weight even when ``constB`` is false
   (and crashes on NULL). :class:`InnerProduct32f` passes the current ``B`` to SetParams before each such Forward,
-  so the defect cannot be reached through it.
+  so the defect cannot be reached through it (on upstream libraries; the bundled one reads Forward's B).
 * Upstream's Base GEMM reads C before writing it; outputs handed to upstream libraries are zeroed first.
 * Upstream's non-constant transposed B with ``M >= 2`` and ``K`` in 1-3 or 5-7 reads up to 3 floats *before* B
   (found by this suite; docs/upstream.md): a NaN or Inf there turns whole output columns into NaN.
   Such a B reaches upstream libraries behind a zeroed guard.
+* v7.0.160 returns NaN in every row for N == 1 with a constant transposed B and a bias; such contexts are created
+  with transB = 0, which reads the same (1, K) memory as a (K, 1) B.
 
 Each of these routes lives in :mod:`simdbind._routes`, taken for the upstream versions its catalogue entry names.
 * Default upstream builds always saturate int8 pairs (``library.capabilities["int8_precise"]`` is False);
@@ -107,7 +109,11 @@ class InnerProduct32f(NativeContext):
         ffi = self.library.ffi
         self._ffi = ffi
         # Spec 3.8.4: upstream's transB && M == 1 && Identity path reads SetParams' weight, even when !constB.
-        self._defect_route = self.trans_b and self.M == 1 and act_value == 0 and not self.const_b
+        self._defect_route = (_routes.IP32F_TRANSB_M1_IDENTITY.taken(self.library) and self.trans_b and self.M == 1
+                              and act_value == 0 and not self.const_b)
+        # A (1, K) B is the same memory as a (K, 1) one: the route creates the context without transB.
+        c_trans_b = self.trans_b and not (_routes.IP32F_N1_TRANSB_CONST_BIAS.taken(self.library) and self.N == 1
+                                          and self.const_b and self._bias is not None)
         self._guard_b = (_routes.IP32F_TRANSB_READS_BEFORE_B.taken(self.library) and not self.const_b
                          and upstream_reads_before_b(self.M, self.K, self.trans_b))
         self._zero_out = _routes.IP32F_GEMM_READS_C.taken(self.library)
@@ -116,7 +122,7 @@ class InnerProduct32f(NativeContext):
         init = self.library.function("SimdSynetInnerProduct32fInit")
         release = self.library.function("SimdRelease")
         isa = self.library.isa  # the bundled library fixes a context's ISA at Init; upstream picks its best
-        pointer = init(self.M, self.N, self.K, int(self.trans_b), int(self.const_b), int(self._bias is not None),
+        pointer = init(self.M, self.N, self.K, int(c_trans_b), int(self.const_b), int(self._bias is not None),
                        act_value)
         if pointer == ffi.NULL:
             raise ArgumentError(f"{self.library.kind} library refused SimdSynetInnerProduct32fInit("

@@ -88,3 +88,57 @@ def test_a_library_of_each_version_is_routed_as_its_entries_say(tmp_path, versio
     assert (last_channels.value == 16) == _routes.MAX32F_NHWC_SMALL_CHANNELS.taken(library)
     assert (last_channels.value == 16) == VersionRange.parse(
         entry(_routes.MAX32F_NHWC_SMALL_CHANNELS)["versions"]).contains(version)
+
+
+class _RecordingLibrary:
+    """`library` recording the arguments of every call of the C functions named in `names`."""
+
+    def __init__(self, library: simdbind.Library, *names: str) -> None:
+        self._library, self._names, self.calls = library, names, []
+
+    def __getattr__(self, name: str):
+        return getattr(self._library, name)
+
+    def function(self, name: str):
+        inner = self._library.function(name)
+        if name not in self._names:
+            return inner
+
+        def recorded(*args):
+            self.calls.append((name, args))
+            return inner(*args)
+        return recorded
+
+
+def as_upstream(version: str) -> simdbind.Library:
+    """The bundled code presented as an upstream build of `version` (so every route for that version is taken)."""
+    import dataclasses
+
+    return dataclasses.replace(simdbind.load("bundled"), kind="external", version=version, _functions={},
+                               _bindings=None)
+
+
+@pytest.mark.parametrize("version, routed", [("7.0.160", True), ("7.1.162", False)])
+def test_inner_product_n1_constant_transposed_b_with_bias_is_created_without_trans_b_on_7_0(version, routed):
+    rng = np.random.default_rng(3)
+    a, b, bias = (rng.uniform(-1, 1, s).astype(np.float32) for s in ((5, 9), (1, 9), (1,)))
+    library = _RecordingLibrary(as_upstream(version), "SimdSynetInnerProduct32fInit")
+    with simdbind.InnerProduct32f(5, 1, 9, trans_b=True, bias=bias, weight=b, library=library) as ip:
+        got = ip.forward(a)
+    [(_, (M, N, K, trans_b, const_b, has_bias, activation))] = library.calls
+    assert (M, N, K, const_b, has_bias) == (5, 1, 9, 1, 1) and trans_b == (0 if routed else 1)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.T.astype(np.float64) + bias, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["bundled", "upstream"])
+def test_the_m1_identity_route_hands_b_to_set_params_only_on_upstream(kind):
+    rng = np.random.default_rng(4)
+    base = simdbind.load("bundled") if kind == "bundled" else as_upstream("7.1.162")
+    library = _RecordingLibrary(base, "SimdSynetInnerProduct32fSetParams")
+    ip = simdbind.InnerProduct32f(1, 6, 10, trans_b=True, const_b=False, library=library)
+    for _ in range(3):
+        a, b = rng.uniform(-1, 1, (1, 10)).astype(np.float32), rng.uniform(-1, 1, (6, 10)).astype(np.float32)
+        np.testing.assert_allclose(ip.forward(a, b), a.astype(np.float64) @ b.T.astype(np.float64), rtol=1e-6,
+                                   atol=1e-6)
+    assert len(library.calls) == (1 if kind == "bundled" else 1 + 3 * 2)  # creation, then B and NULL per call
+    ip.close()
