@@ -5,6 +5,7 @@ reaches the HTML or the Markdown unescaped."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -203,6 +204,8 @@ def test_a_malformed_or_hostile_report_is_one_line_naming_the_file(tmp_path, cap
 def test_files_that_cannot_be_read(tmp_path, capsys, runs, monkeypatch):
     cases = [(tmp_path / "missing.json", "cannot read it: No such file or directory"),
              (tmp_path, "is a directory, not a report file")]
+    os.mkfifo(tmp_path / "pipe.json")  # opening it to read would wait for a writer
+    cases.append((tmp_path / "pipe.json", "not a regular file"))
     monkeypatch.setattr(schema, "MAX_FILE_BYTES", 1000)
     cases.append((runs["sse41"], "larger than a report can be (1000 bytes)"))
     for path, message in cases:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import stat
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable
@@ -220,11 +221,13 @@ def read_report(path: str | Path) -> Run:
     """Read and check one JSON report file; every problem is a one-line `ReportError` starting with the path."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if path.is_dir():
+        status = path.stat()
+        if stat.S_ISDIR(status.st_mode):
             raise ReportError(f"{path}: is a directory, not a report file")
-        if size > MAX_FILE_BYTES:
-            raise ReportError(f"{path}: {size} bytes, larger than a report can be ({MAX_FILE_BYTES} bytes)")
+        if not stat.S_ISREG(status.st_mode):  # a pipe or a device could block or never end
+            raise ReportError(f"{path}: not a regular file")
+        if status.st_size > MAX_FILE_BYTES:
+            raise ReportError(f"{path}: {status.st_size} bytes, larger than a report can be ({MAX_FILE_BYTES} bytes)")
         raw = path.read_bytes()
     except OSError as error:
         raise ReportError(f"{path}: cannot read it: {error.strerror or error}") from None
