@@ -164,6 +164,13 @@ def test_a_copy_button_puts_the_repro_on_the_clipboard(browser, pages, run):
     assert copied == shown and copied in repros and copied.startswith("simdbind conformance --library bundled")
     time.sleep(1.7)
     assert button.text == "copy"
+    # a page served over plain http has no clipboard API: the button copies through a selection instead
+    browser.execute_script("window.clipboardApi = navigator.clipboard; navigator.clipboard.writeText('');"
+                           "Object.defineProperty(Navigator.prototype, 'clipboard', {get: () => undefined});")
+    other = browser.find_elements(By.CSS_SELECTOR, "#failures button.copy")[1]
+    other.click()
+    copied = browser.execute_async_script("var done = arguments[0]; clipboardApi.readText().then(done, done);")
+    assert other.text == "copied" and copied == other.find_element(By.XPATH, "../code").text != shown
 
 
 def test_a_hostile_report_runs_no_script(browser, pages):
