@@ -103,7 +103,7 @@ _JS = """
   text.addEventListener('input', apply);
   show.addEventListener('change', apply);
   apply();
-  function copyByHand(value) {  /* pages opened from a file may have no clipboard API */
+  function copyByHand(value) {  /* a page served over plain http has no clipboard API */
     var area = document.createElement('textarea');
     area.value = value; area.setAttribute('readonly', ''); area.style.position = 'fixed'; area.style.opacity = '0';
     document.body.appendChild(area); area.select();
