@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import operator
 import os
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -189,7 +189,7 @@ def any_array(value: Any, name: str) -> np.ndarray:
     native(value.dtype, name)
     if not value.flags.c_contiguous:
         value = np.ascontiguousarray(value)
-    return value
+    return cast(np.ndarray, value)
 
 
 def input_array(value: Any, name: str, dtype: npt.DTypeLike) -> np.ndarray:
@@ -212,7 +212,7 @@ def input_array(value: Any, name: str, dtype: npt.DTypeLike) -> np.ndarray:
             raise DTypeError(f"{name}: must have dtype {dtype}, got {value.dtype}")
     if not value.flags.c_contiguous:
         value = np.ascontiguousarray(value)
-    return value
+    return cast(np.ndarray, value)
 
 
 def output_array(out: Any, name: str, shape: tuple[int, ...], dtype: npt.DTypeLike,
@@ -306,19 +306,23 @@ class Bindings:
 def bindings(library: Any) -> Bindings:
     """The :class:`Bindings` of `library`, made on first use and kept on it. Use ``library._bindings or
     bindings(library)`` on a hot path."""
-    found = library._bindings
+    found: Bindings | None = library._bindings
     if found is None:
         found = library._bindings = Bindings(library)
     return found
 
 
-# -- C-side fast path (bench, issue 8): simdbind._fastcall, see "How to keep a wrapper fast" above --------------
-try:
-    from simdbind import _fastcall
-except ImportError:  # not built (e.g. an interpreter without C extensions): wrappers take their ordinary path
-    _fastcall = None
-else:
-    _fastcall.init(np.ndarray, np.empty, F32)
+# -- C-side fast path: simdbind._fastcall, see "How to keep a wrapper fast" above ---------------------------------
+def _load_fastcall() -> Any:
+    try:
+        from simdbind import _fastcall as module
+    except ImportError:  # not built (e.g. an interpreter without C extensions): wrappers take their ordinary path
+        return None
+    module.init(np.ndarray, np.empty, F32)
+    return module
+
+
+_fastcall: Any = _load_fastcall()
 
 
 def fast_address(c: Bindings, name: str, signature: str) -> int:

@@ -35,7 +35,7 @@ which is never what a caller means. ``restrict_range`` with ``lower > upper`` is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -167,7 +167,7 @@ def gelu() -> ActivationSpec:
     return ActivationSpec(Activation.GELU)
 
 
-_CONSTRUCTORS = {
+_CONSTRUCTORS: dict[Activation, Callable[..., ActivationSpec]] = {
     Activation.IDENTITY: identity, Activation.RELU: relu, Activation.LEAKY_RELU: leaky_relu,
     Activation.RESTRICT_RANGE: restrict_range, Activation.PRELU: prelu, Activation.ELU: elu,
     Activation.HSWISH: hswish, Activation.MISH: mish, Activation.HARD_SIGMOID: hard_sigmoid,
@@ -207,7 +207,7 @@ def _from_params(kind: Activation, params: Any, argument: str) -> ActivationSpec
     if isinstance(params, np.ndarray):
         if params.dtype.kind not in "fiu":
             raise DTypeError(f"params: must be real numbers, got dtype {params.dtype}")
-        values = [float(v) for v in params.ravel()] if params.ndim <= 1 else None
+        values: list[Any] | None = [float(v) for v in params.ravel()] if params.ndim <= 1 else None
         if values is None:
             raise ArgumentError(f"params: must be 1-D, got shape {params.shape}")
     elif isinstance(params, (list, tuple)):

@@ -286,6 +286,7 @@ class Convolution32f(NativeContext):
         handle = self._live()  # a closed context raises before any argument is looked at
         src = input_array(x, "x", np.float32)
         full = (self.batch, *self.src_shape)
+        out_shape: tuple[int, ...]
         if src.shape == full:
             out_shape = (self.batch, *self.dst_shape)
         elif self.batch == 1 and src.shape == self.src_shape:
@@ -374,4 +375,5 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, st
     with Convolution32f(src.shape, out_channels, tuple(kernel), stride=stride, dilation=dilation, pad=pad,
                         group=group, activation=activation, params=params, layout=layout, weight=w, bias=bias,
                         library=library) as context:
-        return context.forward(src, out=out)
+        result: FloatArray = context.forward(src, out=out)
+    return result

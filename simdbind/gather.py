@@ -11,7 +11,7 @@ is copied once (read-only), kept alive by the context and passed to every Forwar
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -45,11 +45,11 @@ def _data_kind(dtype: Any, name: str) -> tuple[str, TensorData]:
     raise DTypeError(f"{name}: must be float32, uint8 or bf16 (ml_dtypes.bfloat16 or uint16), got {dtype}")
 
 
-def _index_type(dtype: Any, name: str) -> np.dtype:
+def _index_type(value: Any, name: str) -> np.dtype[Any]:
     try:
-        dtype = np.dtype(dtype)
+        dtype: np.dtype[Any] = np.dtype(value)
     except TypeError:
-        raise DTypeError(f"{name}: must be int32 or int64, got {dtype!r}") from None
+        raise DTypeError(f"{name}: must be int32 or int64, got {value!r}") from None
     native(dtype, name)
     if dtype not in _INDEX_TYPES:
         raise DTypeError(f"{name}: must be int32 or int64, got {dtype}")
@@ -138,7 +138,7 @@ class GatherElements(NativeContext):
                                     f"(axis {self.axis} has {self.src_count} elements), got {bad}")
         if copy:
             value.flags.writeable = False
-        return value
+        return cast(np.ndarray, value)
 
     def _checked_data(self, data: Any) -> np.ndarray:
         if not isinstance(data, np.ndarray):
@@ -170,6 +170,7 @@ class GatherElements(NativeContext):
         if out.size == 0:
             return out
         ffi = self.library.ffi
+        assert self._lock is not None  # a GatherElements context always serialises its calls
         with self._lock:
             self.library.function("SimdSynetGatherElementsForward")(
                 self._live(), ffi.from_buffer("uint8_t[]", data), ffi.from_buffer("uint8_t[]", index),
@@ -181,6 +182,7 @@ class GatherElements(NativeContext):
     @property
     def internal_buffer_size(self) -> int:
         """``SimdSynetGatherElementsInternalBufferSize`` in bytes (0 upstream and in the bundled library)."""
+        assert self._lock is not None
         with self._lock:
             return int(self.library.function("SimdSynetGatherElementsInternalBufferSize")(self._live()))
 
@@ -204,4 +206,5 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
     native(data.dtype, "data")
     _index_type(indices.dtype, "indices")
     with GatherElements(data.dtype, indices.dtype, data.shape, indices.shape, axis, library=library) as context:
-        return context.forward(data, indices, out=out)
+        result: np.ndarray = context.forward(data, indices, out=out)
+    return result

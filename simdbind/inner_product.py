@@ -100,7 +100,7 @@ class InnerProduct32f(NativeContext):
         if self.const_b:
             if weight is None:
                 raise ArgumentError(f"weight: required when const_b=True (a {self._b_shape} float32 matrix)")
-            self._weight = _private(_matrix(weight, "weight", self._b_shape, np.float32))
+            self._weight: np.ndarray | None = _private(_matrix(weight, "weight", self._b_shape, np.float32))
         else:
             if weight is not None:
                 raise ArgumentError("weight: only with const_b=True; pass B to forward() instead")
@@ -186,7 +186,7 @@ class InnerProduct32f(NativeContext):
                 raise ArgumentError(f"B: required when const_b=False (a {self._b_shape} float32 matrix)")
             b = _matrix(B, "B", self._b_shape, np.float32)
         inputs = [("A", a), ("B", b)]
-        if self._guard_b:
+        if self._guard_b and b is not None:
             b = upstream_b_route(b)
         if out is None:
             out = np.zeros((self.M, self.N), np.float32)
@@ -195,6 +195,7 @@ class InnerProduct32f(NativeContext):
             if self._zero_out:
                 out.fill(0.0)  # spec 3.8.4: upstream's Base GEMM reads C before writing it
         ffi = self._ffi
+        assert self._lock is not None  # an InnerProduct32f context always serialises its calls
         with self._lock:
             context = self._live()
             if self._defect_route:

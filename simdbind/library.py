@@ -306,7 +306,7 @@ def _detect_int8_precise(library: Library) -> bool | None:
     weight = ffi.new("int8_t[2]", [127, 127])
     dst = ffi.new("int32_t[1]")
     library.function("SimdSynetInnerProduct8i")(1, 1, 2, src, weight, dst, 0)
-    return dst[0] == 64770
+    return bool(dst[0] == 64770)
 
 
 def _apply_isa_override(library: Library) -> None:

@@ -218,9 +218,9 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
         return result
     ffi = library.ffi
     ctype = "uint16_t[]" if kind == "16b" else "uint8_t[]"
-    view = (lambda a: a.view(np.uint16)) if kind == "16b" else (lambda a: a)
+    bits = np.uint16 if kind == "16b" else np.uint8  # bf16 as its bit patterns
     function = library.function("SimdSynetPoolingMax16b" if kind == "16b" else "SimdSynetPoolingMax8u")
-    src, dst = ffi.from_buffer(ctype, view(x)), ffi.from_buffer(ctype, view(result), require_writable=True)
+    src, dst = ffi.from_buffer(ctype, x.view(bits)), ffi.from_buffer(ctype, result.view(bits), require_writable=True)
     in_step, out_step = c * h * w, c * ay.out * ax.out
     for i in range(n):
         function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
