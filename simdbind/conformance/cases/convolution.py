@@ -66,7 +66,7 @@ def _geometry(src_c: int, src_h: int, src_w: int, dst_c: int, kernel: Any = 3, *
         pads = tuple(pad)
     return {"batch": batch, "src_c": src_c, "src_h": src_h, "src_w": src_w, "dst_c": dst_c,
             "kernel": pair(kernel), "stride": pair(stride), "dilation": pair(dilation), "pad": pads,
-            "groups": group, "activation": activation, "threads": threads}
+            "groups": group, "activation": activation, "threads": threads, "special": ""}
 
 
 def _upstream(batch: int, src_c: int, src_h: int, src_w: int, dst_c: int, kernel: Any, dilation: Any = 1,
@@ -271,6 +271,64 @@ def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
     yield u(1, 128, 10, 60, 128, 3, 1, 1, 1, 1, 128, "relu"), None
 
 
+# -- the edge group: one non-finite input pixel ----------------------------------------------------------------------
+#: Values of the ``special`` parameter: the value of the one non-finite input.
+NON_FINITE = {"pos_inf": np.inf, "neg_inf": -np.inf, "nan": np.nan}
+
+
+def _non_finite_geometries() -> Iterable[dict[str, Any]]:
+    """Each special value on a Winograd shape (3x3 stride 1, 32 -> 16 channels), a 1x1 (GEMM), a 5x5 (direct) and
+    a depthwise 3x3 shape."""
+    shapes = (_geometry(32, 20, 22, 16, 3, pad=1), _geometry(24, 9, 11, 16, 1), _geometry(8, 12, 13, 8, 5, pad=2),
+              _geometry(16, 11, 12, 16, 3, pad=1, group=16))
+    for shape in shapes:
+        for special in NON_FINITE:
+            yield {**shape, "special": special}
+
+
+def _non_finite_pixel(p: dict[str, Any], layout: str) -> tuple[int, int, int, int]:
+    """Where the non-finite value goes: the middle of image 0, channel src_c // 2."""
+    y, x, c = p["src_h"] // 2, p["src_w"] // 2, p["src_c"] // 2
+    return (0, c, y, x) if layout == "nchw" else (0, y, x, c)
+
+
+def non_finite_expectation(expected: np.ndarray, actual: np.ndarray, info: str, p: dict[str, Any],
+                           layout: str) -> np.ndarray:
+    """The rule for a non-finite input, per algorithm (README, "The tolerance model").
+
+    Every algorithm that sums the products of each window (direct, GEMM, depthwise) gives the reference's Inf and
+    NaN exactly: the reference is the expectation. A Winograd algorithm F(m x m, r x r) mixes the values of each
+    (m + r - 1)^2 input tile in its transforms (Inf - Inf is NaN), so every output of a tile whose input tile holds
+    the non-finite value may be NaN, in every output channel of that image: those outputs are expected NaN if they
+    are NaN. An output is in such a tile only if it is within m + r - 2 of the value (in output coordinates, per
+    axis); m is read from the algorithm's name (``WinogradF4x4``, upstream's ``Winograd F(2x2,3x3)``), 6 (the
+    largest upstream tile) when it is not given there. Every other output must still match the reference.
+    """
+    if "winograd" not in info.lower():
+        return expected
+    import re
+
+    match = re.search(r"F\(?(\d+)x(\d+)", info)
+    tile = (int(match.group(1)), int(match.group(2))) if match else (6, 6)
+    pixel = _non_finite_pixel(p, layout)
+    y, x = (pixel[2], pixel[3]) if layout == "nchw" else (pixel[1], pixel[2])
+    centre = (y + p["pad"][0], x + p["pad"][1])
+    spatial = (2, 3) if layout == "nchw" else (1, 2)
+    oy = np.arange(expected.shape[spatial[0]])
+    ox = np.arange(expected.shape[spatial[1]])
+    near_y = np.abs(oy - centre[0]) <= tile[0] + p["kernel"][0] - 2
+    near_x = np.abs(ox - centre[1]) <= tile[1] + p["kernel"][1] - 2
+    near = near_y[:, None] & near_x[None, :]
+    reach = np.zeros(expected.shape, bool)
+    if layout == "nchw":
+        reach[0] = near[None, :, :]
+    else:
+        reach[0] = near[:, :, None]
+    result = expected.copy()
+    result[reach & np.isnan(actual)] = np.nan
+    return result
+
+
 def winograd_eligible(p: dict[str, Any]) -> bool:
     """Shapes an implementation may run through Winograd transforms: group 1, stride 1, dilation 1 and a kernel
     upstream has a Winograd variant for (3x3, 1x3, 1x5, 2x2; spec 3.10.3)."""
@@ -288,7 +346,7 @@ class Convolution32f(Function):
     fields = (F("layout", "name"), F("batch", "int", 1), F("src_c", "int"), F("src_h", "int"), F("src_w", "int"),
               F("dst_c", "int"), F("kernel", "dims"), F("stride", "dims", (1, 1)), F("dilation", "dims", (1, 1)),
               F("pad", "list", (0, 0, 0, 0)), F("groups", "int", 1), F("activation", "name", "identity"),
-              F("threads", "int", 1))
+              F("threads", "int", 1), F("special", "name", ""))
 
     def grid(self) -> Iterable[Case]:
         for p, profiles in _grid():
@@ -302,6 +360,9 @@ class Convolution32f(Function):
         for p, layout in _upstream_disabled():
             for one in (layout,) if layout else LAYOUTS:
                 yield self.case(p, layout=one, profiles=FULL)
+        for p in _non_finite_geometries():
+            for layout in LAYOUTS:
+                yield self.case(p, layout=layout, group="edge", profiles=CI)
 
     def space(self) -> Any:
         """Group 1, grouped and depthwise (with a multiplier) geometries; channel counts from 1; kernels 1..11
@@ -346,8 +407,11 @@ class Convolution32f(Function):
         act = ACTIVATIONS[p["activation"]]
         params = rng.uniform(0.0, 2.0, dst_c).astype(np.float32) if act == "per-channel" \
             else (np.array(act, np.float32) if act else None)
+        src = rng.uniform(-1, 1, src_shape).astype(np.float32)
+        if p.get("special"):
+            src[_non_finite_pixel(p, case.layout)] = NON_FINITE[p["special"]]
         return {
-            "src": rng.uniform(-1, 1, src_shape).astype(np.float32),
+            "src": src,
             "weight": rng.uniform(-1, 1, weight_shape).astype(np.float32),
             "bias": rng.uniform(-1, 1, dst_c).astype(np.float32),
             "params": params,
@@ -365,6 +429,7 @@ class Convolution32f(Function):
                     group=p["groups"], activation=p["activation"], params=inputs["params"], layout=case.layout,
                     weight=inputs["weight"], bias=inputs["bias"], library=library) as conv:
                 out = self.output(inputs, conv.out_shape)  # 0xFF bytes: a read of dst before writing it shows as NaN
+                inputs["_info"] = conv.info  # the algorithm: the non-finite rule depends on it
                 inputs["_actual"] = conv.forward(src, out=out)  # for the reference's choice at mish's jump
                 return inputs["_actual"]
         finally:
@@ -380,6 +445,8 @@ class Convolution32f(Function):
                                          pad=p["pad"], group=p["groups"], activation=activation)
 
         expected = convolve(p["activation"])
+        if p.get("special") and "_actual" in inputs:
+            expected = non_finite_expectation(expected, inputs["_actual"], inputs.get("_info", ""), p, case.layout)
         if p["activation"] == "mish" and "_actual" in inputs:
             expected = reference_activation.either_side_of_the_jump(
                 expected, convolve("identity"), inputs["_actual"], "mish", inputs["params"], self.tolerance(case).abs)
