@@ -1,8 +1,8 @@
 """The lifetime of the context classes: copies, signals at any instruction, fork, concurrent reads of info, repr.
 
-Every check runs on the bundled library as it is (calls without a lock where it allows them) and on the bundled
-code presented as an upstream build (``kind="external"``: calls serialised by a lock, the upstream routes taken), so
-both lifetime paths are exercised.
+Every check runs on the bundled library as it is (calls without a lock where it allows them), on the bundled code
+presented as an upstream build (``kind="external"``: calls serialised by a lock, the upstream routes taken), so both
+lifetime paths are exercised, and on the library that ``SIMD_LIBRARY`` names when it is set.
 """
 
 from __future__ import annotations
@@ -29,8 +29,12 @@ def f32(*shape: int) -> np.ndarray:
     return RNG.uniform(-1, 1, shape).astype(np.float32)
 
 
-@pytest.fixture(scope="module", params=["bundled", "as-upstream"])
+@pytest.fixture(scope="module", params=["bundled", "as-upstream", "SIMD_LIBRARY"])
 def library(request: Any) -> simdbind.Library:
+    if request.param == "SIMD_LIBRARY":
+        if not os.environ.get("SIMD_LIBRARY"):
+            pytest.skip("SIMD_LIBRARY is not set: no external Simd library to test")
+        return simdbind.load(os.environ["SIMD_LIBRARY"])
     bundled = simdbind.load("bundled")
     if request.param == "bundled":
         return bundled
