@@ -47,6 +47,42 @@ def test_package_catalogue_loads_and_every_entry_matches_its_cases():
     assert deviations.validate(deviations.load()) == []
 
 
+def test_every_entry_has_an_example_that_parses_matches_its_when_and_names_a_function():
+    for entry in deviations.load().entries:
+        function = REGISTRY.get(entry.function)
+        assert function is not None, f"{entry.id}: unknown function {entry.function!r}"
+        assert entry.example, f"{entry.id}: no example"
+        case = function.parse(entry.example)  # an example need not be a grid case (explore finds others)
+        assert case.descriptor == entry.example, f"{entry.id}: example not in canonical form: {case.descriptor}"
+        assert any(entry.matches(case, isa) for isa in deviations.ISAS), f"{entry.id}: 'when' misses its example"
+
+
+#: Entries whose deviation the wrappers hide or that show only sometimes: their cases may pass (xpass).
+MAY_NOT_SHOW = ("Hidden by the wrapper", "non-deterministic", "sporadic")
+
+
+@pytest.mark.skipif(not os.environ.get("SIMD_LIBRARY"), reason="needs an upstream build in SIMD_LIBRARY")
+def test_upstream_entries_hold_exactly_where_their_when_says():
+    """Both ways, on the upstream build at its ISA: every example of an entry that applies shows the deviation
+    (known, not xpass), and on the ci cases of every catalogued function nothing fails outside the entries' 'when'
+    (a failure there is behaviour that a 'when' does not cover)."""
+    (upstream,) = implementations([os.environ["SIMD_LIBRARY"]])
+    catalogue = deviations.load()
+    applying = [e for e in catalogue.entries if e.applies_to(upstream)]
+    for entry in applying:
+        function = REGISTRY[entry.function]
+        case = function.parse(entry.example)
+        if not entry.matches(case, upstream.isa):
+            continue  # the example shows it at another ISA
+        result = runner.run_case(upstream, function, case, runner.DEFAULT_SEED, catalogue)
+        if not any(word in entry.note + entry.behaviour for word in MAY_NOT_SHOW):
+            assert result.status in ("known", "skip"), f"{entry.id}: its example {case.descriptor!r} gave {result.status}"
+    names = sorted({e.function for e in applying})
+    run = runner.run([upstream], names, "ci", catalogue=catalogue, workers=2)
+    outside = [(r.descriptor, r.detail[:160]) for r in run.results if r.status in ("fail", "error")]
+    assert outside == []
+
+
 # -- format ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("change, message", [
     ({"id": None}, "missing id"),
@@ -152,7 +188,7 @@ def test_validate_reports_unknown_functions_unmatched_entries_and_bad_examples(t
     assert "A: unknown function 'no_such_function'" in problems[0]
     assert "B: 'when' matches no case of eltwise" in problems[1]
     assert "C: 'when' does not match its example" in problems[2]
-    assert "D: example 'not a case' is not a case" in problems[3]
+    assert "D: example does not parse: descriptor 'not a case': must start with the function name" in problems[3]
 
 
 # -- statuses --------------------------------------------------------------------------------------------------
@@ -198,7 +234,7 @@ def test_env_directories_extend_the_default_catalogue(tmp_path, monkeypatch):
 
 # -- through pytest --------------------------------------------------------------------------------------------
 def test_check_turns_a_known_deviation_into_an_xfail_with_the_id(tmp_path, base, monkeypatch):
-    from tests.conformance.check import check, take_result
+    from simdbind.conformance.plugin import check, take_result
 
     monkeypatch.setattr(deviations, "_default", catalogue(tmp_path, {"when": "size == 17"}))
     caught = None
@@ -219,11 +255,11 @@ def test_pytest_marks_catalogued_cases_xfail_and_reports_xpass(tmp_path):
     env = dict(os.environ, SIMDBIND_DEVIATIONS=str(tmp_path))
     env.pop("SIMD_LIBRARY", None)  # the counts below are for the bundled library alone
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-rX",
-                          "tests/conformance/test_elementwise.py", "--profile", "smoke", "--isa", "base",
-                          "--case-filter", "eltwise op=max", "--report-json", str(tmp_path / "r.json")],
+                          "simdbind/conformance/tests/test_elementwise.py", "--simd-profile", "smoke", "--simd-isa",
+                          "base", "--simd-case-filter", "eltwise op=max", "--simd-report-json", str(tmp_path / "r.json")],
                          capture_output=True, text=True, env=env, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "XPASS tests/conformance/test_elementwise.py::test_conformance[bundled-base:eltwise op=max count=2 size=17]" \
+    assert "XPASS simdbind/conformance/tests/test_elementwise.py::test_conformance[bundled-base:eltwise op=max count=2 size=17]" \
            " - TEST-MAX-17" in out.stdout
     assert "6 passed, 2 xpassed" in out.stdout
     data = json.loads((tmp_path / "r.json").read_text())

@@ -178,12 +178,15 @@ def default() -> Catalogue:
 
 
 def validate(catalogue: Catalogue, registry: dict[str, Any] | None = None) -> list[str]:
-    """Problems of a catalogue against the registered functions: unknown function, a ``when`` that fails or matches
-    no case of the ``full`` profile, an ``example`` that is not a case or that ``when`` does not match.
+    """Problems of a catalogue against the registered functions: unknown function, an ``example`` that does not
+    parse (a descriptor need not be a grid case: explore finds cases in no grid) or that ``when`` does not match,
+    a ``when`` that fails or matches no case (the function's cases and the example).
     Empty when the catalogue is sound. Every ISA name is tried for ``isa``."""
     if registry is None:
         from simdbind.conformance import cases as _cases  # noqa: F401
         from simdbind.conformance.model import REGISTRY as registry
+    from simdbind.conformance.model import DescriptorError
+
     problems = []
     for entry in catalogue.entries:
         function = registry.get(entry.function)
@@ -191,9 +194,15 @@ def validate(catalogue: Catalogue, registry: dict[str, Any] | None = None) -> li
             problems.append(f"{entry.source}: {entry.id}: unknown function {entry.function!r}")
             continue
         all_cases = list(function.cases())
+        example = None
+        if entry.example:
+            try:
+                example = function.parse(entry.example)
+            except DescriptorError as error:
+                problems.append(f"{entry.source}: {entry.id}: example does not parse: {error}")
         matched = False
         try:
-            for case in all_cases:
+            for case in all_cases + ([example] if example is not None else []):
                 # every case is evaluated (an expression may fail on some only); isa only until one matches
                 matched = any(entry.matches(case, isa) for isa in ISAS) or matched
         except CatalogueError as error:
@@ -201,10 +210,6 @@ def validate(catalogue: Catalogue, registry: dict[str, Any] | None = None) -> li
             continue
         if not matched:
             problems.append(f"{entry.source}: {entry.id}: 'when' matches no case of {entry.function}")
-        if entry.example:
-            example = next((c for c in all_cases if c.descriptor == entry.example), None)
-            if example is None:
-                problems.append(f"{entry.source}: {entry.id}: example {entry.example!r} is not a case")
-            elif not any(entry.matches(example, isa) for isa in ISAS):
-                problems.append(f"{entry.source}: {entry.id}: 'when' does not match its example {entry.example!r}")
+        if example is not None and not any(entry.matches(example, isa) for isa in ISAS):
+            problems.append(f"{entry.source}: {entry.id}: 'when' does not match its example {entry.example!r}")
     return problems

@@ -346,7 +346,7 @@ class Convolution32f(Function):
     fields = (F("layout", "name"), F("batch", "int", 1), F("src_c", "int"), F("src_h", "int"), F("src_w", "int"),
               F("dst_c", "int"), F("kernel", "dims"), F("stride", "dims", (1, 1)), F("dilation", "dims", (1, 1)),
               F("pad", "list", (0, 0, 0, 0)), F("groups", "int", 1), F("activation", "name", "identity"),
-              F("threads", "int", 1), F("special", "name", ""))
+              F("threads", "int", 1), F("special", "name", ""), F("group", "name"))
 
     def grid(self) -> Iterable[Case]:
         for p, profiles in _grid():
