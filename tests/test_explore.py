@@ -74,10 +74,13 @@ def test_kinds_of_results():
 
     assert explore.kind_of(result("pass")) == "pass" and explore.kind_of(result("xpass")) == "pass"
     assert explore.kind_of(result("known", "known deviation x")) == "known"
-    assert explore.kind_of(result("fail", "1/3 outside")) == "wrong"
+    assert explore.kind_of(result("fail", "1/3 outside exact; first at index 0: got 1.5, expected 0.5")) == "wrong"
+    assert explore.kind_of(result("fail", "1/3 outside exact; first at index 0: got nan, expected 0.5")) == \
+        "wrong:nan"
+    assert explore.kind_of(result("fail", "wrote 4 bytes past dst (in the 64-byte guard zone)")) == "overrun"
     assert explore.kind_of(result("error", "crash: the worker process died with SIGSEGV")) == "crash"
     assert explore.kind_of(result("error", "hang: no result after 5 s")) == "hang"
     assert explore.kind_of(result("error", "ArgumentError: pad: must be ...")) == "rejected"
     assert explore.kind_of(result("error", "UpstreamDefectError: wrote 4 bytes")) == "error:UpstreamDefectError"
-    assert [explore.is_finding(k) for k in ("wrong", "crash", "hang", "error:X", "known", "rejected", "pass")] == \
-        [True, True, True, True, False, False, False]
+    assert [explore.is_finding(k) for k in ("wrong", "wrong:nan", "overrun", "crash", "hang", "error:X", "known",
+                                            "rejected", "pass")] == [True] * 6 + [False] * 3

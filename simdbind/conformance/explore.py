@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import re
 import signal
 import sys
 import time
@@ -126,14 +127,18 @@ def _exit_reason(code: int | None) -> str:
 
 # -- classification ----------------------------------------------------------------------------------------------
 def kind_of(result: runner.CaseResult) -> str:
-    """pass, known (catalogued), skip, rejected (the case broke an argument rule), or a finding's kind:
-    crash, hang, wrong (values outside tolerance, or a guard byte changed), or error:<ExceptionType>."""
+    """pass, known (catalogued), skip, rejected (the case broke an argument rule), or a finding's kind: crash,
+    hang, overrun (a guard byte after or before dst changed), wrong:nan (NaN where the reference has a number),
+    wrong (other values outside tolerance), or error:<ExceptionType>. Each kind is shrunk separately."""
     if result.status in ("pass", "xpass"):
         return "pass"
     if result.status in ("known", "skip"):
         return result.status
     if result.status == "fail":
-        return "wrong"
+        if "bytes past dst" in result.detail or "bytes before dst" in result.detail:
+            return "overrun"  # a write outside dst (the guard zones around the outputs)
+        # NaN where the reference is a number: most often a read outside the inputs (their guard zones are NaN).
+        return "wrong:nan" if re.search(r"got -?nan, expected [-+0-9]", result.detail) else "wrong"
     detail = result.detail
     if detail.startswith(REJECTED):
         return "rejected"
@@ -142,7 +147,7 @@ def kind_of(result: runner.CaseResult) -> str:
     return "error:" + detail.split(":", 1)[0]
 
 
-FINDING_KINDS = ("crash", "hang", "wrong")
+FINDING_KINDS = ("crash", "hang", "overrun", "wrong:nan", "wrong")
 
 
 def is_finding(kind: str) -> bool:
