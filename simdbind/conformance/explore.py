@@ -94,9 +94,14 @@ class Worker:
         if self.spare is None:
             self.spare = self._spawn()
         process, connection = self.current
-        connection.send((function.name, case.descriptor))
         start = time.perf_counter()
-        if connection.poll(self.timeout):
+        try:
+            connection.send((function.name, case.descriptor))
+            ready = connection.poll(self.timeout)
+        except (BrokenPipeError, ConnectionResetError):  # the worker died before the case reached it
+            process.join(timeout=10)
+            ready = False
+        if ready:
             try:
                 return connection.recv()
             except EOFError:  # the process died: wait for its exit status
