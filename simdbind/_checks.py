@@ -44,6 +44,7 @@ from typing import Any, Iterable, cast
 import numpy as np
 import numpy.typing as npt
 
+from simdbind import library as _library
 from simdbind.enums import TensorFormat, did_you_mean
 from simdbind.errors import ArgumentError, DTypeError, FunctionNotAvailableError, LibraryError
 
@@ -64,6 +65,8 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 def size_arg(value: Any, name: str, *, minimum: int = 0, maximum: int | None = MAX_SIZE) -> int:
     """An integer argument (Python or NumPy int, not bool or float) in ``[minimum, maximum]`` (``maximum=None``:
     unbounded, for a value the wrapper clamps before C sees it)."""
+    if type(value) is int and minimum <= value and (maximum is None or value <= maximum):
+        return value  # the common case, at a third of the cost (a bool's type is not int)
     if isinstance(value, (bool, np.bool_)):
         raise ArgumentError(f"{name}: must be an integer, got {value!r}")
     try:
@@ -79,7 +82,9 @@ def size_arg(value: Any, name: str, *, minimum: int = 0, maximum: int | None = M
 
 def flag(value: Any, name: str) -> bool:
     """A bool argument (Python or NumPy bool; not an int, which usually means a misplaced positional argument)."""
-    if not isinstance(value, (bool, np.bool_)):
+    if value is True or value is False:
+        return value
+    if not isinstance(value, np.bool_):
         raise ArgumentError(f"{name}: must be a bool, got {value!r}")
     return bool(value)
 
@@ -103,16 +108,25 @@ def real(value: Any, name: str, *, allow_inf: bool = False) -> float:
 
 def finite_array(array: np.ndarray, name: str) -> np.ndarray:
     """`array` (float parameters, e.g. lrn's k or prelu slopes) when every value is finite (:func:`real`'s rule)."""
-    if array.size and not np.isfinite(array).all():
+    if array.size <= 8:  # a few coefficients: Python's isfinite is cheaper than two ufunc calls
+        finite = all(map(math.isfinite, (array if array.ndim == 1 else array.reshape(-1)).tolist()))
+    else:
+        finite = bool(np.isfinite(array).all())
+    if not finite:
         raise ArgumentError(f"{name}: every value must be finite, got {array[~np.isfinite(array)].flat[0]!r}")
     return array
 
 
 _LAYOUTS = {"nchw": TensorFormat.NCHW, "nhwc": TensorFormat.NHWC}
+#: The name of each layout, as the wrappers that work with strings use it.
+LAYOUT_NAMES = {TensorFormat.NCHW: "nchw", TensorFormat.NHWC: "nhwc"}
 
 
 def layout(value: Any, name: str = "layout") -> TensorFormat:
     """A tensor layout: :class:`TensorFormat` or the string ``"nchw"``/``"nhwc"`` in any case."""
+    found = _LAYOUTS.get(value) if type(value) is str else None  # the common spelling, in one lookup
+    if found is not None:
+        return found
     if isinstance(value, TensorFormat):
         return value
     if isinstance(value, str):
@@ -243,7 +257,10 @@ def output_array(out: Any, name: str, shape: tuple[int, ...], dtype: npt.DTypeLi
 
 def refuse_overlap(out: np.ndarray, name: str, reads: Iterable[tuple[str, Any]]) -> None:
     """Refuse `out` when it overlaps one of the named arrays of `reads` (others, e.g. None or lists, cannot)."""
+    owner = out.base is None
     for other_name, other in reads:
+        if owner and other is not out and type(other) is np.ndarray and other.base is None:
+            continue  # two distinct arrays that own their memory cannot overlap (a third of may_share_memory's cost)
         if isinstance(other, np.ndarray) and np.may_share_memory(out, other):
             raise ArgumentError(f"{name}: must not overlap {other_name}, which is read while {name} is written")
 
@@ -251,10 +268,10 @@ def refuse_overlap(out: np.ndarray, name: str, reads: Iterable[tuple[str, Any]])
 def library_arg(library: Any) -> Any:
     """The library to call: `library`, or the default one when None. A name or path (``"bundled"``,
     ``"libSimd.so"``) is refused rather than loaded again on every call: load it once with :func:`simdbind.load`."""
-    from simdbind.library import default_library
-
     if library is None:
-        return default_library()
+        return _library._default or _library.default_library()
+    if type(library) is _library.Library:
+        return library
     if isinstance(library, (str, bytes, os.PathLike)) or not hasattr(library, "function"):
         raise ArgumentError(f"library: must be a simdbind.Library or None, got {type(library).__name__} "
                             f"{library!r} (load it once: simdbind.load({library!r}), and pass the result)")

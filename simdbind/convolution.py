@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from simdbind import _routes
-from simdbind._checks import (FloatArray, Pads, input_array, layout as layout_arg, library_arg, native, output_array,
+from simdbind._checks import (LAYOUT_NAMES, FloatArray, Pads, input_array, layout as layout_arg, library_arg, native, output_array,
                               pads as pads_arg, refuse_overlap, reported_size, size_arg, yx_pair)
 from simdbind._context import NativeContext
 from simdbind.activation import resolve
@@ -38,7 +38,7 @@ SRC_GUARD = 16
 
 def _layout(value: Any) -> str:
     """The layout's name, "nchw" or "nhwc" (the vocabulary's :func:`~simdbind._checks.layout` decides)."""
-    return layout_arg(value).name.lower()
+    return LAYOUT_NAMES[layout_arg(value)]
 
 
 def _pads(value: Any) -> tuple[int, int, int, int]:

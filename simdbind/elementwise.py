@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simdbind import _checks
-from simdbind._checks import (F32, FloatArray, any_array, bindings, fast_address, fast_key, finite_array, input_array,
-                              is_bf16, layout as layout_arg, library_arg, output_array, real, size_arg)
+from simdbind._checks import (F32, LAYOUT_NAMES, FloatArray, any_array, bindings, fast_address, fast_key,
+                              finite_array, input_array, is_bf16, layout as layout_arg, library_arg, output_array, real, size_arg)
 from simdbind._routes import lrn_route
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError
@@ -306,7 +306,7 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
 # -- LRN --------------------------------------------------------------------------------------------------------
 def _layout(value: Any) -> str:
     """The layout's name, "nchw" or "nhwc" (the vocabulary's :func:`~simdbind._checks.layout` decides)."""
-    return layout_arg(value).name.lower()
+    return LAYOUT_NAMES[layout_arg(value)]
 
 
 def _split_image(shape: tuple[int, ...], layout: str, name: str) -> tuple[int, int, int]:
@@ -368,11 +368,11 @@ def lrn(x: ArrayLike, half: int, k: ArrayLike, layout: str | TensorFormat = "nch
         result = lrn(nchw, half, coefficients, "nchw", library=library)
         out[...] = result.transpose(0, 2, 3, 1).reshape(array.shape)
         return out
-    ffi = library.ffi
-    function = library.function("SimdSynetLrnLayerCrossChannels")
-    src = ffi.from_buffer("float[]", array)
-    dst = ffi.from_buffer("float[]", out, require_writable=True)
-    kptr = ffi.from_buffer("float[]", coefficients)
+    c = library._bindings or bindings(library)
+    function = c.function("SimdSynetLrnLayerCrossChannels")
+    src = c.from_buffer(c.f32, array)
+    dst = c.from_buffer(c.f32, out, True)
+    kptr = c.from_buffer(c.f32, coefficients)
     if layout == "nhwc":  # windows never cross pixels, so the batch is just more pixels
         function(src, half, channels, batch * spatial, kptr, dst, TensorFormat.NHWC)
     else:

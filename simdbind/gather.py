@@ -11,6 +11,8 @@ is copied once (read-only), kept alive by the context and passed to every Forwar
 
 from __future__ import annotations
 
+import math
+
 from typing import Any, Sequence, cast
 
 import numpy as np
@@ -107,7 +109,7 @@ class GatherElements(NativeContext):
                                     f"{self.axis}, got {self.index_shape}")
         self.outer = self.data_shape[:self.axis]
         self.src_count = self.data_shape[self.axis]
-        self.inner = int(np.prod(self.data_shape[self.axis + 1:], dtype=np.int64))
+        self.inner = math.prod(self.data_shape[self.axis + 1:])
         self.idx_count = self.index_shape[self.axis]
         self._index = None if index is None else self._checked_index(index, "index", copy=True)
         self.library = library_arg(library)

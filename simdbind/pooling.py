@@ -48,7 +48,11 @@ def pooling_output_size(size: int, kernel: int, stride: int, pad_begin: int, pad
     """
     size, pad_begin, pad_end = size_arg(size, "size"), size_arg(pad_begin, "pad_begin"), size_arg(pad_end, "pad_end")
     kernel, stride = size_arg(kernel, "kernel", minimum=1), size_arg(stride, "stride", minimum=1)
-    ceil_mode = flag(ceil_mode, "ceil_mode")
+    return _output_size(size, kernel, stride, pad_begin, pad_end, flag(ceil_mode, "ceil_mode"))
+
+
+def _output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int, ceil_mode: bool) -> int:
+    """:func:`pooling_output_size` of arguments already checked."""
     span = size + pad_begin + pad_end - kernel
     if span < 0:
         return 0
@@ -78,7 +82,7 @@ def _axis(axis: str, size: int, kernel: int, stride: int, pads: tuple[int, int],
             raise ArgumentError(
                 f"{pad_name}: the {axis} {side} pad must be < the kernel ({kernel}), got {pad} (upstream wraps "
                 "windows that lie entirely in the padding to the whole axis; README, \"Pooling and GatherElements\")")
-    out = pooling_output_size(size, kernel, stride, pads[0], pads[1], ceil_mode)
+    out = _output_size(size, kernel, stride, pads[0], pads[1], ceil_mode)
     if out < 1:
         raise ArgumentError(f"output size: the {axis} axis gives {out} outputs (input {size} + pads {pads[0]}+"
                             f"{pads[1]} is shorter than the kernel {kernel}); must be >= 1")
