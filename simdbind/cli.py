@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
 import simdbind
 from simdbind.conformance import explore as conformance_explore
 from simdbind.conformance import merge as conformance_merge
+from simdbind.conformance import options as conformance_options
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -27,52 +29,67 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _error(message: str) -> int:
+    """Print a one-line error (control characters shown escaped: messages may quote untrusted files) and return 2."""
+    line = " ".join(str(message).split("\n")[0:1]) or "error"
+    print("simdbind: " + "".join(c if c.isprintable() else repr(c)[1:-1] for c in line[:2000]), file=sys.stderr)
+    return 2
+
+
+def _diff(args: argparse.Namespace) -> int:
+    """`simdbind conformance diff OLD.json NEW.json`: regressions and fixes; exit 1 if the new run failed."""
+    from simdbind.conformance import report
+
+    try:
+        old, new = report.read_json(args.old), report.read_json(args.new)
+        difference = report.diff(old, new)
+        text = report.format_diff(difference, args.old, args.new)
+    except Exception as error:  # reports come from other machines: any defect in one is a one-line refusal
+        return _error(f"conformance diff: {type(error).__name__}: {error}" if not isinstance(error, (OSError, ValueError))
+                      else f"conformance diff: {error}")
+    print(text)
+    return 1 if difference.failed else 0
+
+
 def _conformance(args: argparse.Namespace) -> int:
     import shlex
 
-    from simdbind.conformance import report, runner
+    from simdbind.conformance import options, report, runner
     from simdbind.conformance.implementations import implementations
 
     if args.conformance_command == "diff":
-        try:
-            old, new = report.read_json(args.old), report.read_json(args.new)
-        except (OSError, ValueError) as error:
-            print(f"simdbind: conformance diff: {error}", file=sys.stderr)
-            return 2
-        difference = report.diff(old, new)
-        print(report.format_diff(difference, args.old, args.new))
-        return 1 if difference.failed else 0
-
+        return _diff(args)
+    problems = options.report_problems(lambda o: getattr(args, o.dest, None) if o.cli else None,
+                                       lambda o: o.cli_flags[-1])
+    if problems:
+        return _error(problems[0])
     try:
-        workers = runner.worker_count(args.workers)
+        workers = runner.worker_count(args.workers, warn=lambda message: print(f"simdbind: {message}",
+                                                                              file=sys.stderr))
+        chosen = runner.functions(args.function or None)
+        if args.case is not None:
+            runner.check_descriptor(args.case, chosen)
         impls = implementations(args.library, args.isa, args.mode, args.impl)
-        steps = runner.plan(impls, args.function or None, args.profile, args.k, args.case)
+        steps = runner.plan(impls, args.function or None, args.profile, args.case_filter, args.case)
     except (KeyError, ValueError) as error:
-        if isinstance(error, simdbind.SimdBindError):
-            raise
-        print(f"simdbind: {error.args[0] if error.args else error}", file=sys.stderr)
-        return 2
+        return _error(error.args[0] if isinstance(error, KeyError) and error.args else str(error))
     if args.list:
         for index, function, case in steps:
             print(f"{impls[index].name}  {case.descriptor}")
         return 0 if steps else 2
-    command = ["simdbind", "conformance", "--profile", args.profile, "--seed", str(args.seed)]
-    for flag, values in (("--library", args.library), ("--impl", args.impl), ("--function", args.function),
-                         ("-k", args.k)):
-        for value in values or ():
-            command += [flag, value]
-    command += (["--isa", args.isa] if args.isa != "all" else []) + (["--mode", args.mode] if args.mode else [])
-    command += ["--case", args.case] if args.case else []
-    meta = report.make_meta(impls, profile=args.profile, seed=args.seed, filter=" ".join(args.k or []) or None,
-                            case=args.case, functions=args.function, workers=workers, command=shlex.join(command))
+    command = options.cli_command(args, ["simdbind", "conformance", "--profile", args.profile, "--seed",
+                                         str(args.seed)], exclude=("profile", "seed"))
+    meta = report.make_meta(impls, profile=args.profile, seed=args.seed,
+                            filter=" ".join(args.case_filter or []) or None, case=args.case, functions=args.function,
+                            workers=workers, command=shlex.join(command))
     print(report.format_header(meta, len(steps), impls), flush=True)
     if not steps:
         print("no cases selected", file=sys.stderr)
         return 2
     progress = None if args.no_progress else report.Progress(sys.stderr)
     try:
-        outcome = runner.run(impls, args.function or None, args.profile, args.seed, args.k, progress, workers,
-                             args.case)
+        outcome = runner.run(impls, args.function or None, args.profile, args.seed, args.case_filter, progress,
+                             workers, args.case)
     finally:
         if progress:
             progress.close()
@@ -208,7 +225,21 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`simdbind ... | head`): stop quietly, as a tool killed by SIGPIPE would, and point
+        # stdout at /dev/null so that the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
+    except KeyboardInterrupt:
+        print("simdbind: interrupted", file=sys.stderr)
+        return 128 + 2
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="simdbind", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"simdbind {simdbind.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     info = sub.add_parser("info", help="print the loaded library, its version, ISAs and capabilities")
@@ -220,33 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                           description="Run the conformance cases on the implementations under test, print a summary "
                                       "and write reports. 'simdbind conformance diff OLD.json NEW.json' compares "
                                       "two JSON reports.")
-    conf.add_argument("--library", action="append", default=None,
-                      help="'bundled' or a path; repeat for several (default: bundled, plus $SIMD_LIBRARY, "
-                           "unless only --impl is given)")
-    conf.add_argument("--isa", default="all", help="ISA of the bundled library, or 'all' (default)")
-    conf.add_argument("--mode", choices=("api", "abi"), default=None, help="load the bundled library in this mode")
-    conf.add_argument("--impl", action="append", choices=("torch", "onnxruntime"), default=None,
-                      help="also run the cases on this adapter (repeatable); skipped with a reason if not installed")
-    conf.add_argument("--profile", choices=("smoke", "ci", "full"), default="smoke")
-    conf.add_argument("--function", action="append", help="only this function (repeatable)")
-    conf.add_argument("-k", action="append", default=None, metavar="PATTERN",
-                      help="only cases whose 'function dtype layout descriptor' matches the glob *PATTERN* "
-                           "(repeatable: all must match)")
-    conf.add_argument("--case", default=None, metavar="DESCRIPTOR",
-                      help="only the case with exactly this descriptor, whatever the profile (a repro)")
-    conf.add_argument("--seed", type=int, default=None, help="base seed of the case inputs")
-    conf.add_argument("-n", "--workers", default="1", metavar="N",
-                      help="worker processes, or 'auto' (default 1: in this process); results do not depend on it")
-    conf.add_argument("--list", action="store_true", help="list the selected cases and exit")
-    conf.add_argument("--no-progress", action="store_true", help="no progress display")
-    conf.add_argument("--report-json", default="reports/conformance.json", metavar="FILE",
-                      help="JSON report (default: %(default)s; '' for none)")
-    conf.add_argument("--junit-xml", default="reports/conformance.xml", metavar="FILE",
-                      help="JUnit XML report (default: %(default)s; '' for none)")
-    conf.add_argument("--report-md", default="reports/conformance.md", metavar="FILE",
-                      help="Markdown summary for a CI page (default: %(default)s; '' for none)")
-    conf.add_argument("--report-html", default="reports/conformance.html", metavar="FILE",
-                      help="self-contained HTML matrix (default: %(default)s; '' for none)")
+    conformance_options.add_cli_arguments(conf)
     conf.set_defaults(handler=_conformance, conformance_command=None)
     conf_sub = conf.add_subparsers(dest="conformance_command",
                                    metavar="[diff OLD.json NEW.json | merge A.json B.json ... | explore]")
@@ -268,8 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench.add_argument("--functions", action="append", help="only cases whose name or family contains this "
                        "(repeatable, comma-separated)")
     bench.add_argument("--quick", action="store_true", help="fewer sizes, samples and shorter samples")
-    bench.add_argument("--repeats", type=int, default=None, help="samples per implementation (default 11, quick 5)")
-    bench.add_argument("--min-time", type=float, default=None, help="seconds per sample (default 0.02, quick 0.005)")
+    bench.add_argument("--repeats", type=conformance_options.positive_int, default=None,
+                       help="samples per implementation (default 11, quick 5)")
+    bench.add_argument("--min-time", type=conformance_options.positive_seconds, default=None,
+                       help="seconds per sample (default 0.02, quick 0.005)")
     bench.add_argument("--order", choices=("auto", "interleaved", "blocked"), default="auto",
                        help="samples round-robin across implementations (interleaved: cancels drift) or each "
                             "implementation's in a row (blocked: other libraries' spinning thread pools stay out of "

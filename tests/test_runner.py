@@ -1,4 +1,5 @@
-"""The conformance runner: case selection, statuses, adapters, worker processes, the command line."""
+"""The conformance runner: case selection, statuses, peers and other implementations, worker processes, the command
+line."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 from hypothesis import given
 
 import tests.fake_cases as fake
-from simdbind.conformance import adapters, deviations, runner
+from simdbind.conformance import PythonImplementation, Unsupported, deviations, runner
 from simdbind.conformance import strategies as sbst
-from simdbind.conformance.implementations import AdapterImplementation, implementations
+from simdbind.conformance.implementations import as_subject, implementations
 from simdbind.conformance.model import GROUPS, PROFILES, REGISTRY
 from tests.runner_doubles import Corrupting
 
@@ -91,9 +92,9 @@ def test_reference_sees_what_run_recorded_in_the_inputs(base):
     """Cases may record in `inputs` what the library did (e.g. whether it honours a flag) for the reference."""
 
     class Recording(Corrupting):
-        def execute(self, function, case, inputs):
+        def run(self, function, case, inputs):
             inputs["recorded"] = True
-            return self.inner.execute(function, case, inputs)
+            return self.inner.run(function, case, inputs)
 
     seen = []
     eltwise = REGISTRY["eltwise"]
@@ -135,54 +136,75 @@ def test_a_crashing_case_in_a_worker_is_an_error_of_that_case_only(base):
     assert all(results[f"fake_copy layout=nchw size={n}"].status == "pass" for n in range(1, 5))
 
 
-def test_worker_count_parsing():
-    assert runner.worker_count("auto") >= 1 and runner.worker_count(None) == 1 and runner.worker_count("3") == 3
-    with pytest.raises(ValueError):
-        runner.worker_count("-2")
+def test_worker_count_parsing_and_cap():
+    cpus = runner.available_cpus()
+    assert runner.worker_count("auto") == cpus and runner.worker_count(None) == 1 and runner.worker_count("1") == 1
+    warnings = []
+    assert runner.worker_count(str(cpus + 498), warnings.append) == cpus
+    assert warnings == [f"-n {cpus + 498}: capped at {cpus}, the CPUs this process may use"]
+    for bad in ("-2", "x", "1.5"):
+        with pytest.raises(ValueError, match="-n"):
+            runner.worker_count(bad)
 
 
-# -- adapters --------------------------------------------------------------------------------------------------
-def test_missing_adapter_package_is_a_skip_with_the_reason(base):
-    adapters.ADAPTER_SETS["nopkg"] = adapters.AdapterSet("nopkg", ("simdbind_no_such_package",))
-    try:
-        impl = AdapterImplementation("nopkg", adapters.get_set("nopkg"))
-        run = runner.run([impl], ["eltwise"], "smoke", catalogue=EMPTY)
-    finally:
-        del adapters.ADAPTER_SETS["nopkg"]
+# -- peers and other implementations ----------------------------------------------------------------------------
+#: A module-level implementation: selectable as tests.test_runner:FAKE, so its repro lines rerun it.
+FAKE = PythonImplementation("fakeimpl", requires=("numpy",))
+
+
+@FAKE.function("fake_copy")
+def _fake_copy(case, inputs):
+    if case.group == "edge":
+        raise Unsupported("fakeimpl has no NaN")
+    return inputs["x"].copy()
+
+
+def test_missing_required_package_is_a_skip_with_the_reason():
+    impl = PythonImplementation("nopkg", requires=("simdbind_no_such_package",))
+    run = runner.run([impl], ["eltwise"], "smoke", catalogue=EMPTY)
     assert run.results and all(r.status == "skip" for r in run.results)
     assert run.results[0].detail == "simdbind_no_such_package is not installed"
+    assert as_subject(impl).describe()["available"] == "simdbind_no_such_package is not installed"
 
 
-def test_function_without_adapter_is_skipped_and_unsupported_cases_name_the_reason():
-    adapters.ADAPTER_SETS["fakeimpl"] = adapters.AdapterSet("fakeimpl", ("numpy",))
-
-    @adapters.adapter("fakeimpl", "fake_copy")
-    def copy(case, inputs):
-        if case.group == "edge":
-            raise adapters.Unsupported("fakeimpl has no NaN")
-        return inputs["x"].copy()
-
-    try:
-        impl = AdapterImplementation("fakeimpl", adapters.get_set("fakeimpl"))
-        run = runner.run([impl], ["fake_copy", "eltwise"], "ci", catalogue=EMPTY)
-    finally:
-        del adapters.ADAPTER_SETS["fakeimpl"]
+def test_function_without_implementation_is_skipped_and_unsupported_cases_name_the_reason():
+    run = runner.run([FAKE], ["fake_copy", "eltwise"], "ci", catalogue=EMPTY)
     results = by_descriptor(run)
     assert results["fake_copy layout=nchw size=1"].status == "pass"
     assert results["fake_copy layout=nhwc size=8 group=edge"].status == "skip"
     assert results["fake_copy layout=nhwc size=8 group=edge"].detail == "fakeimpl has no NaN"
     assert results["eltwise op=max count=2 size=17"].status == "skip"
-    assert results["eltwise op=max count=2 size=17"].detail == "no fakeimpl adapter for eltwise"
-    assert impl.repro_args() == "--impl fakeimpl"
+    assert results["eltwise op=max count=2 size=17"].detail == "fakeimpl has no eltwise"
+    assert as_subject(FAKE).repro_args() == "--impl tests.test_runner:FAKE"
+
+
+def test_any_object_with_the_protocol_is_an_implementation_and_keeps_its_tolerance():
+    from simdbind.conformance.tolerance import Tolerance
+
+    class Halving:  # not a PythonImplementation: the bare protocol, with the optional tolerance
+        name = "halving"
+
+        def unsupported(self, function, case):
+            return None if function == "fake_copy" else "only fake_copy"
+
+        def run(self, function, case, inputs):
+            return inputs["x"] * np.float32(1.25)
+
+        def tolerance(self, function, case):
+            return Tolerance(rel=0.5, why="halving")
+
+    run = runner.run([Halving()], ["fake_copy", "eltwise"], "smoke", catalogue=EMPTY)
+    assert {r.status for r in run.results if r.function == "fake_copy" and r.group == "main"} == {"pass"}
+    assert {(r.status, r.detail) for r in run.results if r.function == "eltwise"} == {("skip", "only fake_copy")}
+    assert run.results[0].tolerance == Tolerance(rel=0.5, why="halving").describe()
 
 
 @pytest.mark.parametrize("name", ["torch", "onnxruntime"])
-def test_adapter_agrees_with_the_references_on_every_function_it_has(name):
-    """Cross-validation: every adapter of a registered function passes the ci profile (skips name their reason)."""
-    pytest.importorskip(adapters.ADAPTER_SETS[name].packages[0])
+def test_peer_agrees_with_the_references_on_every_function_it_has(name):
+    """Cross-validation: every function a peer implements passes the ci profile (skips name their reason)."""
+    pytest.importorskip(name)
     (impl,) = implementations(None, impls=[name])
-    assert not impl.adapters.module_errors
-    names = [f for f in REGISTRY if f in impl.adapters.adapters]
+    names = [f for f in REGISTRY if f in impl.implementation.functions]
     assert "eltwise" in names
     run = runner.run([impl], names, "ci", catalogue=EMPTY)
     bad = [(r.descriptor, r.detail[:200]) for r in run.results if r.status not in ("pass", "skip")]
@@ -196,17 +218,17 @@ def test_adapter_agrees_with_the_references_on_every_function_it_has(name):
 
 
 @pytest.mark.parametrize("name", ["torch", "onnxruntime"])
-def test_adapter_is_really_checked(name):
+def test_peer_is_really_checked(name):
     """A wrong mapping would be caught: the torch/onnxruntime product of the inputs is not their sum."""
-    pytest.importorskip(adapters.ADAPTER_SETS[name].packages[0])
+    pytest.importorskip(name)
     (impl,) = implementations(None, impls=[name])
     eltwise = REGISTRY["eltwise"]
     (case,) = runner.select_cases(eltwise, "full", None, "eltwise op=sum count=3 size=33")
     inputs = eltwise.inputs(case, case.rng(1))
-    actual = impl.execute(eltwise, case, inputs)
+    actual = impl.run("eltwise", case, inputs)
     assert actual.dtype == np.float32 and actual.shape == (33,)
-    product = impl.execute(eltwise, runner.select_cases(eltwise, "full", None, "eltwise op=product count=3 size=33")[0],
-                           inputs)
+    product = impl.run("eltwise", runner.select_cases(eltwise, "full", None, "eltwise op=product count=3 size=33")[0],
+                       inputs)
     assert not np.allclose(actual, product)
 
 
@@ -254,16 +276,18 @@ def test_cli_list_and_empty_selection(tmp_path):
     assert out.returncode == 2 and "unknown function(s) nope" in out.stderr
 
 
-def test_cli_adapter_runs_or_skips_with_reason(tmp_path):
+def test_cli_peer_runs_or_is_refused_with_the_reason(tmp_path):
+    import importlib.util
+
     out = cli("--impl", "onnxruntime", "-k", "max count=3 size=1", "--report-json", str(tmp_path / "r.json"),
               "--junit-xml", "", "--report-md", "", "--report-html", "")
+    if importlib.util.find_spec("onnxruntime") is None:
+        assert out.returncode == 2 and out.stderr.strip() == "simdbind: --impl onnxruntime: onnxruntime, onnx are not installed"
+        return
     assert out.returncode == 0, out.stdout + out.stderr
     data = json.loads((tmp_path / "r.json").read_text())
     assert {r["implementation"] for r in data["results"]} == {"onnxruntime"}
-    if adapters.ADAPTER_SETS["onnxruntime"].load().reason:
-        assert all(r["status"] == "skip" for r in data["results"])
-    else:
-        assert all(r["status"] == "pass" for r in data["results"])
+    assert all(r["status"] == "pass" for r in data["results"])
 
 
 # -- hypothesis helpers ----------------------------------------------------------------------------------------
@@ -274,7 +298,7 @@ def test_hypothesis_profile_follows_the_suite_profile_and_uses_the_repo_database
 
     from simdbind.conformance import strategies
 
-    assert settings.get_current_profile_name() == request.config.getoption("--profile")
+    assert settings.get_current_profile_name() == request.config.getoption("simd_profile")
     assert settings.default.print_blob
     assert strategies.database_path() == Path(__file__).resolve().parent.parent / ".hypothesis" / "examples"
     assert Path(settings.default.database.path) == strategies.database_path()

@@ -25,6 +25,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from simdbind.conformance.implementations import LibraryImplementation as Target
+from simdbind.conformance.implementations import implementations
+
 UNITS = ("Gelem/s", "GFLOP/s", "GB/s")
 #: Clocks: "wall" (time.perf_counter, the default) or "thread" (CPU time of the calling thread: ignores the time
 #: the process waits for a core on a shared machine, but also misses work done by other threads, so it is only
@@ -130,48 +133,18 @@ def discover(patterns: Sequence[str] | None = None, quick: bool = False, package
 
 
 # -- implementations -------------------------------------------------------------------------------------------
-@dataclass
-class Target:
-    """A library to measure the cases' ``simdbind`` entries on: one library at one ISA."""
-
-    name: str  # "bundled-avx2", "external-avx512bw"
-    library: Any
-    isa: str
-
-    def activate(self) -> None:
-        """Switch the library to this target's ISA (bundled libraries; external ones choose their own)."""
-        if self.library.kind == "bundled" and self.library.isa != self.isa:
-            self.library.set_isa(self.isa)
-
-
 def targets(libraries: Sequence[str] | None = None, isa: str = "all", mode: str | None = None) -> list[Target]:
-    """Targets for `libraries` ("bundled" or paths; default: bundled plus $SIMD_LIBRARY) at `isa` ("all", a name,
-    or a comma-separated list; bundled libraries only: external ones always run at their own best ISA)."""
-    import simdbind
+    """Libraries to measure the cases' ``simdbind`` entries on, each at one ISA: the conformance suite's own
+    expansion of `libraries` ("bundled" or paths; default: bundled plus $SIMD_LIBRARY) x `isa` ("all", a name or a
+    comma-separated list; external libraries run at their own best ISA)."""
+    return implementations(list(libraries or []), isa, mode)
 
-    if not libraries:
-        libraries = ["bundled"] + ([os.environ["SIMD_LIBRARY"]] if os.environ.get("SIMD_LIBRARY") else [])
-    result: list[Target] = []
-    loaded: dict[str, Any] = {}
-    for spec in libraries:
-        if spec in loaded:
-            continue
-        library = loaded[spec] = simdbind.load(spec, mode=mode)
-        if library.kind == "bundled":
-            supported = library.isas_supported
-            names = supported if isa == "all" else tuple(n.strip() for n in isa.split(",") if n.strip())
-            for name in names:
-                if name not in supported:
-                    raise simdbind.IsaError(f"--isa: {name} is not supported here (supported: {', '.join(supported)})")
-                prefix = "bundled" if library.mode == "api" else "bundled-abi"
-                result.append(Target(f"{prefix}-{name}", library, name))
-        else:
-            base = f"external-{library.isa}"
-            name, n = base, 2
-            while any(t.name == name for t in result):
-                name, n = f"{base}-{n}", n + 1
-            result.append(Target(name, library, library.isa))
-    return result
+
+def _activate(target: Target) -> None:
+    """Switch the library to this target's ISA for the samples that follow (bundled libraries; external ones choose
+    their own)."""
+    if target.library.kind == "bundled" and target.library.isa != target.isa:
+        target.library.set_isa(target.isa)
 
 
 # -- measurements ----------------------------------------------------------------------------------------------
@@ -487,7 +460,7 @@ def _run_case(case: Case, target_list: Sequence[Target], peers: Sequence[str], t
         for name, kind, factory in bound:
             entry = _Entry(new(name, kind, target), setup=target.activate)
             try:
-                target.activate()
+                _activate(target)
                 entry.call = _callable_from(factory, target.library)
             except FunctionNotAvailableError as error:
                 entry.measurement.error = f"unavailable: {error}"

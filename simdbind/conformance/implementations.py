@@ -258,8 +258,8 @@ def implementations(libraries: list[str] | None = None, isa: str = "all", mode: 
     """The implementations under test.
 
     `libraries`: "bundled" or paths (default: bundled, plus $SIMD_LIBRARY if set, unless only `impls` are asked
-    for); `isa`: "all" (every ISA the bundled library supports here) or one name (external libraries always run at
-    their own); `impls`: selectors (see :func:`resolve`), added after the libraries.
+    for); `isa`: "all" (every ISA the bundled library supports here), one name or a comma-separated list (external
+    libraries always run at their own); `impls`: selectors (see :func:`resolve`), added after the libraries.
     """
     impls = list(dict.fromkeys(impls or []))
     if not libraries and not impls:
@@ -270,11 +270,12 @@ def implementations(libraries: list[str] | None = None, isa: str = "all", mode: 
     for spec in libraries:
         library = _load(spec, mode if spec == "bundled" else None)
         if library.kind == "bundled":
-            names = library.isas_supported if isa == "all" else (isa,)
+            supported = library.isas_supported
+            names = supported if isa == "all" else tuple(n.strip() for n in isa.split(",") if n.strip())
             for name in names:
-                if name not in library.isas_supported:
-                    raise simdbind.IsaError(f"--isa: {name} is not supported here{did_you_mean(name, library.isas_supported)}"
-                                            f" (supported: {', '.join(library.isas_supported)})")
+                if name not in supported:
+                    raise simdbind.IsaError(f"--isa: {name} is not supported here{did_you_mean(name, supported)} "
+                                            f"(supported: {', '.join(supported)})")
                 prefix = "bundled" if library.mode == "api" else "bundled-abi"
                 result.append(LibraryImplementation(f"{prefix}-{name}", library, name))
         else:

@@ -1,0 +1,11 @@
+"""Conformance of the elementwise family on every implementation under test."""
+
+import pytest
+
+from simdbind.conformance.plugin import check
+
+pytestmark = pytest.mark.simd_conformance(family="elementwise")
+
+
+def test_conformance(implementation, function, case, simd_seed):
+    check(implementation, function, case, simd_seed)
