@@ -19,8 +19,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from simdbind import _routes
-from simdbind._checks import (LAYOUT_NAMES, FloatArray, Pads, input_array, layout as layout_arg, library_arg, native, output_array,
-                              pads as pads_arg, refuse_overlap, reported_size, size_arg, yx_pair)
+from simdbind._checks import (LAYOUT_NAMES, FloatArray, Pads, input_array, layout as layout_arg, library_arg,
+                              native, output_array, pads as pads_arg, refuse_overlap, reported_size, size_arg,
+                              yx_pair)
 from simdbind._context import NativeContext
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError

@@ -10,7 +10,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from simdbind import _checks
 from simdbind._checks import (F32, LAYOUT_NAMES, FloatArray, any_array, bindings, fast_address, fast_key,
-                              finite_array, input_array, is_bf16, layout as layout_arg, library_arg, output_array, real, size_arg)
+                              finite_array, input_array, is_bf16, layout as layout_arg, library_arg, output_array,
+                              real, size_arg)
 from simdbind._routes import lrn_route
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError

@@ -36,7 +36,8 @@ def f32(values):
 # -- values ------------------------------------------------------------------------------------------------------
 def test_average_hand_checked(library):
     x = np.arange(16, dtype=np.float32).reshape(1, 4, 4)
-    np.testing.assert_array_equal(simdbind.pooling_average(x, 2, stride=2, exclude_pad=True, library=library), f32([[[2.5, 4.5], [10.5, 12.5]]]))
+    np.testing.assert_array_equal(simdbind.pooling_average(x, 2, stride=2, exclude_pad=True, library=library),
+                                  f32([[[2.5, 4.5], [10.5, 12.5]]]))
     # pad 1, 2x2 stride 2: corner windows hold one element; exclude_pad divides by 1, else by 4.
     out = simdbind.pooling_average(x, 2, stride=2, pad=1, exclude_pad=True, library=library)
     assert out.shape == (1, 3, 3)
@@ -103,7 +104,7 @@ def test_output_size_rule():
 def test_pad_forms_agree(library):
     x = np.random.default_rng(1).uniform(-1, 1, (3, 7, 8)).astype(np.float32)
     a = simdbind.pooling_max(x, (3, 2), stride=(2, 1), pad=((1, 2), (0, 1)), library=library)
-    b = simdbind.pooling_max(x, (3, 2), stride=(2, 1), pad=(1, 0, 2, 1), library=library)  # ONNX (top, left, bottom, right)
+    b = simdbind.pooling_max(x, (3, 2), stride=(2, 1), pad=(1, 0, 2, 1), library=library)  # ONNX order
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, reference.pooling_max(x, (3, 2), (2, 1), ((1, 2), (0, 1)), "nchw", False))
 
