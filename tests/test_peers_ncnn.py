@@ -52,6 +52,14 @@ def test_case_passes(name: str) -> None:
     assert result.status == "pass", f"{result.descriptor}: {result.detail}"
 
 
+def test_lone_infinity_on_a_winograd_shape_gives_the_reference_infinities() -> None:
+    # With Winograd F(6x6,3x3) on, ncnn turns the whole tile around the +Inf into NaN (docs/peers.md).
+    case = pick("convolution32f", lambda c, p: p["special"] == "pos_inf" and p["kernel"] == (3, 3)
+                and p["groups"] == 1, group="edge")
+    result = run(implementation, case)
+    assert result.status == "pass", f"{result.descriptor}: {result.detail}"
+
+
 def test_reciprocal_is_held_to_one_ulp_with_the_reason() -> None:
     result = run(implementation, pick("unary", lambda c, p: p["op"] == "rcp" and p["size"] > 1000))
     assert result.tolerance == "1 ulp" and result.max_ulp >= 1  # not correctly rounded: the exact rule would fail

@@ -35,7 +35,9 @@ def _value(v: Any) -> str:
 
 
 class Graph:
-    def __init__(self) -> None:
+    def __init__(self, **options: Any) -> None:
+        """`options`: ncnn ``Option`` fields that differ from :data:`OPTIONS` for this network."""
+        self.options = {**OPTIONS, **options}
         self.lines: list[str] = []
         self.weights: list[bytes] = []
         self.blobs = 0
@@ -72,7 +74,7 @@ class Graph:
 
     def net(self) -> Any:
         net = ncnn.Net()
-        for name, value in OPTIONS.items():
+        for name, value in self.options.items():
             setattr(net.opt, name, value)
         text = "\n".join(["7767517", f"{len(self.lines)} {self.blobs}", *self.lines]) + "\n"
         if net.load_param_mem(text) != 0:

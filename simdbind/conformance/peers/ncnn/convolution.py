@@ -1,6 +1,7 @@
 """ncnn peer of Convolution32f: ``Convolution`` (group 1) or ``ConvolutionDepthWise`` (any other group count),
 with OIHW weights (ncnn's order for both), the four pads, strides, dilations and the bias, then the activation
-(``_graph.activation``), one image at a time on CHW (NHWC sources and HWIO weights are transposed around it)."""
+(``_graph.activation``), one image at a time on CHW (NHWC sources and HWIO weights are transposed around it).
+The edge group's non-finite inputs run with Winograd off (see below and docs/peers.md)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,9 @@ def convolution32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
                               14: top, 16: bottom, 5: 1, 6: weight.size}
     if groups > 1:
         params[7] = groups
-    graph = Graph()
+    # A lone non-finite input: Winograd F(6x6,3x3) turns its whole tile NaN (Inf - Inf), which the case's rule admits
+    # only for an algorithm a Simd library names in its info string; ncnn's direct and GEMM paths run instead.
+    graph = Graph(use_winograd_convolution=not p.get("special"))
     source = graph.input()
     y = graph.layer("ConvolutionDepthWise" if groups > 1 else "Convolution", [source], params,
                     [(weight, True), (np.asarray(inputs["bias"], np.float32), False)])
