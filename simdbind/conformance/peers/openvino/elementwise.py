@@ -4,7 +4,7 @@
   ``Multiply`` by each weight (a scalar parameter) then an ``Add`` chain. NaN differs by definition (OpenVINO's
   Maximum/Minimum propagate NaN, Simd's ``a > b ? a : b`` keeps the later operand), so cases with NaN are skipped.
 * unary: the op of the same meaning (neg -> Negative, rcp -> Divide(1, x), rsqrt -> Divide(1, Sqrt(x)),
-  round -> Round(half_to_even): the main cases have no ties, not -> BitwiseNot of the int32 bits); zero has no
+  round -> Round(half_away_from_zero), C's round as Simd's, not -> BitwiseNot of the int32 bits); zero has no
   operation to check. The edge group (Simd's NaN/Inf/tie/signed-zero results) is skipped.
 * softmax: ``SoftMax(axis=1)`` on (outer, count, inner); softmax16b: bf16 widened to float32 exactly, SoftMax,
   then OpenVINO's own ``Convert`` to bf16.
@@ -29,7 +29,7 @@ _UNARY = {"abs": ops.absolute, "ceil": ops.ceiling, "floor": ops.floor, "neg": o
           "log": ops.log, "erf": ops.erf, "tanh": ops.tanh, "sin": ops.sin, "cos": ops.cos, "sqrt": ops.sqrt,
           "sign": ops.sign, "rcp": lambda x: ops.divide(constant(1.0), x),
           "rsqrt": lambda x: ops.divide(constant(1.0), ops.sqrt(x)),
-          "round": lambda x: ops.round(x, "half_to_even")}
+          "round": lambda x: ops.round(x, "half_away_from_zero")}
 
 
 def _edge(case: Case) -> None:
