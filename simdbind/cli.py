@@ -168,9 +168,10 @@ def _bench(args: argparse.Namespace) -> int:
     known = {harness.peer_family(name) for case in cases for name in case.peers} | set(harness.PEERS)
     unknown = sorted(set(peers) - known - {"all", "none"})
     if unknown:
-        print(f"simdbind: --peers: no case has {', '.join(unknown)} (known: {', '.join(sorted(known))})",
-              file=sys.stderr)
-        return 2
+        from simdbind.conformance.names import did_you_mean
+
+        hints = "".join(did_you_mean(name, known) for name in unknown)
+        return _error(f"--peers: no case has {', '.join(unknown)}{hints} (known: {', '.join(sorted(known))})")
     if args.timer == "thread" and (max(threads) > 1 or any(c.family == "gil" for c in cases)):
         print("warning: --timer thread does not see work done by other threads: multithreaded and gil rows "
               "will look faster than they are", file=sys.stderr)

@@ -119,6 +119,8 @@ def test_unknown_names_get_the_closest_known_one():
             "--case", "did you mean 'eltwise op=max count=2 size=17'")
     refused(run("conformance", "--impl", "torhc"), "--impl torhc", "did you mean 'torch'")
     refused(run("conformance", "--isa", "avx3"), "--isa", "did you mean 'avx2'")
+    refused(run("bench", "--functions", "eltwise", "--peers", "tourch"), "--peers", "did you mean 'torch'")
+    refused(run("bench", "--functions", "eltwise", "--isa", "avx3"), "--isa", "did you mean 'avx2'")
 
 
 def test_impl_that_does_not_import_is_an_error_not_a_run_of_skips():

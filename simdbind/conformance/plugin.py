@@ -52,8 +52,8 @@ def pytest_configure(config: pytest.Config) -> None:
     problems = _options.report_problems(lambda o: _value(config, o) if o.pytest else None, lambda o: o.pytest_flag)
     if problems:
         raise pytest.UsageError(problems[0])
-    if _get(config, "impl") or _get(config, "library"):
-        _implementations(config)  # a selector that does not resolve is a usage error, before collection
+    if _used(config):
+        _implementations(config)  # a selection that does not resolve is a usage error, before collection
 
 
 def seed(config: pytest.Config) -> int:
