@@ -61,7 +61,8 @@ class Deviation:
         namespace.update(layout=case.layout, dtype=case.dtype, isa=isa, group=case.group, function=case.function,
                          descriptor=case.descriptor, implementation=implementation)
         try:
-            return bool(eval(self.code, {"__builtins__": _SAFE_BUILTINS}, namespace))
+            # The names are globals of the expression so that comprehensions and lambdas in it see them too.
+            return bool(eval(self.code, {**namespace, "__builtins__": _SAFE_BUILTINS}))
         except Exception as error:
             raise CatalogueError(f"{self.source}: entry {self.id!r}: 'when' failed on case {case.descriptor!r}: "
                                  f"{type(error).__name__}: {error}") from None
