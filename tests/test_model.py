@@ -85,3 +85,17 @@ def test_every_drawn_case_of_the_space_is_valid_and_parses_back(name):
         function.inputs(case, case.rng(1))  # the inputs of every drawn case can be made
 
     check()
+
+
+def test_kept_regression_cases_join_the_ci_and_full_profiles(tmp_path):
+    from simdbind.conformance.model import regression_cases
+
+    (tmp_path / "elementwise.txt").write_text("# kept by explore\n"
+                                             "eltwise op=min count=7 size=201  # a comment\n\n"
+                                             "unary op=exp size=3\n")
+    kept = regression_cases(REGISTRY["eltwise"], tmp_path)
+    assert [(c.descriptor, c.profiles) for c in kept] == [("eltwise op=min count=7 size=201", ("ci", "full"))]
+    # The package's own files: every line parses, and the grid profiles run it.
+    for function in REGISTRY.values():
+        for case in regression_cases(function):
+            assert case in function.cases() and "ci" in next(c for c in function.cases() if c == case).profiles
