@@ -20,7 +20,6 @@ import json
 import multiprocessing
 import re
 import signal
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -379,9 +378,3 @@ def _as_json(pairs: list[Pair], seed: int, seconds: float) -> dict[str, Any]:
                                      "shrink_seconds": f.shrink_seconds, "repro": f.repro(seed),
                                      "entry": f.entry()} for f in p.findings]} for p in pairs]}
 
-
-if __name__ == "__main__":  # pragma: no cover
-    parser = argparse.ArgumentParser(prog="simdbind conformance explore")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    arguments = parser.parse_args(["explore"] + sys.argv[1:])
-    sys.exit(arguments.handler(arguments))
