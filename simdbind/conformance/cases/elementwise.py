@@ -93,6 +93,8 @@ UNARY_TOLERANCE = {
                      why="upstream v7.1.162's range reduction + polynomial: abs error up to 1.4e-5 for |x| <= 200"),
     "rsqrt": Tolerance(rel=4e-4, why="upstream SSE/AVX2 rsqrtps (rel <= 1.5*2^-12); bundled is exact 1/sqrtf"),
 }
+#: The edge group "wide": sin and cos of arguments up to this magnitude (the contract holds for every finite x).
+WIDE_OPS, WIDE_ARGUMENT = ("sin", "cos"), 1e5
 UNARY_CI_SIZES = (7, 17, 67, 12297)
 UNARY_SMOKE_SIZES = (17,)
 
@@ -170,6 +172,8 @@ class Unary(Function):
             # Edge: the same special values in the first lanes (vector body) and the last ones (the tail at every
             # vector width: 13 = 8 + 5 = 3*4 + 1), so an implementation whose tail follows other semantics shows.
             yield self.case({"op": op, "size": 13, "special": "tail-mix"}, group="edge", profiles=("full",))
+            if op in WIDE_OPS:
+                yield self.case({"op": op, "size": 67, "special": "wide"}, group="edge", profiles=("ci", "full"))
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -179,6 +183,8 @@ class Unary(Function):
         elif p["special"] == "specials":
             x = np.concatenate([UNARY_SPECIALS, rng.permutation(UNARY_SPECIALS),
                                 rng.uniform(-10, 10, p["size"] - 2 * len(UNARY_SPECIALS)).astype(np.float32)])
+        elif p["special"] == "wide":  # periodic ops: arguments far past the main group's |x| <= 200
+            x = rng.uniform(-WIDE_ARGUMENT, WIDE_ARGUMENT, p["size"])
         else:
             x = unary_main_inputs(p["op"], p["size"], rng)
         return {"x": x.astype(np.float32)}
@@ -471,7 +477,7 @@ def _unary_space(self: Unary) -> Any:
     @st.composite
     def draw(draw: Any) -> Case:
         op = draw(st.sampled_from(UNARY_OPS))
-        special = draw(st.sampled_from(("", "specials", "tail-mix")))
+        special = draw(st.sampled_from(("", "specials", "tail-mix") + (("wide",) if op in WIDE_OPS else ())))
         if special == "specials":  # every special value twice, then any number of ordinary ones
             size = 2 * len(UNARY_SPECIALS) + draw(st.integers(0, 40))
         elif special == "tail-mix":
