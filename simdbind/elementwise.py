@@ -34,8 +34,8 @@ _UNARY_FN = "SimdSynetUnaryOperation32f"
 _UNARY_KEY = fast_key(_UNARY_FN)
 _UNARY_SIGNATURE = "void(*)(const float *, size_t, SimdSynetUnaryOperation32fType, float *)"
 _ndarray, _empty = np.ndarray, np.empty
-_fast_eltwise = getattr(_checks._fastcall, "eltwise", None)
-_fast_unary = getattr(_checks._fastcall, "unary", None)
+_fast_eltwise: Any = getattr(_checks._fastcall, "eltwise", None)
+_fast_unary: Any = getattr(_checks._fastcall, "unary", None)
 
 
 def _ones(count: int) -> np.ndarray:
@@ -81,9 +81,12 @@ def eltwise(inputs: Sequence[ArrayLike], op: str | EltwiseOperation, weights: Ar
     # out writable and exactly aliasing or apart) and returns None otherwise: the checks below then raise the
     # documented errors. It needs a library in hand (given, or the default already loaded), so that a library
     # that fails to load never hides an argument error.
-    lib = _library_module._default if library is None else library
-    if type(lib) is Library and _fast_eltwise is not None:
-        c = lib._bindings or bindings(lib)
+    lib = library or _library_module._default
+    try:
+        c = lib._bindings or bindings(lib)  # type: ignore[union-attr]
+    except AttributeError:  # no library loaded yet, or not a Library (a name, say): the checks below explain
+        c = None
+    if c is not None:
         address = c.cache.get(_ELTWISE_KEY)
         if address is None:
             address = fast_address(c, _ELTWISE_FN, _ELTWISE_SIGNATURE)
@@ -175,9 +178,12 @@ def unary(x: ArrayLike, op: str | UnaryOperation, *, out: FloatArray | None = No
         operation = int(parse_enum(UnaryOperation, op, "op"))
     # Fast path (see eltwise): simdbind._fastcall takes an exact float32 ndarray, C-contiguous, and no `out` or a
     # writable one of its shape that is x exactly or apart from it; None otherwise, and the checks below run.
-    lib = _library_module._default if library is None else library
-    if type(lib) is Library and _fast_unary is not None:
-        c = lib._bindings or bindings(lib)
+    lib = library or _library_module._default
+    try:
+        c = lib._bindings or bindings(lib)  # type: ignore[union-attr]
+    except AttributeError:  # no library loaded yet, or not a Library (a name, say): the checks below explain
+        c = None
+    if c is not None:
         address = c.cache.get(_UNARY_KEY)
         if address is None:
             address = fast_address(c, _UNARY_FN, _UNARY_SIGNATURE)
