@@ -45,8 +45,8 @@ def _diff(args: argparse.Namespace) -> int:
         difference = report.diff(old, new)
         text = report.format_diff(difference, args.old, args.new)
     except Exception as error:  # reports come from other machines: any defect in one is a one-line refusal
-        return _error(f"conformance diff: {type(error).__name__}: {error}" if not isinstance(error, (OSError, ValueError))
-                      else f"conformance diff: {error}")
+        expected = isinstance(error, (OSError, ValueError))  # their messages name the file and the defect
+        return _error(f"conformance diff: {error}" if expected else f"conformance diff: {type(error).__name__}: {error}")
     print(text)
     return 1 if difference.failed else 0
 

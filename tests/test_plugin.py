@@ -68,6 +68,9 @@ def test_bad_plugin_options_are_usage_errors_before_collection(tmp_path):
     assert out.returncode == 4 and "--simd-seed" in out.stderr
     out = pytest_in(tmp_path, "--pyargs", "simdbind.conformance.tests", "--simd-isa", "avx3")
     assert out.returncode == 4 and "--simd-isa: avx3 is not supported here (did you mean 'avx2'?)" in out.stderr
+    out = pytest_in(tmp_path, "--pyargs", "simdbind.conformance.tests", "--simd-case", "eltwise op=max count=2 sise=17")
+    assert out.returncode == 4 and "--simd-case: no case is named" in out.stderr
+    assert "did you mean 'eltwise op=max count=2 size=17'" in out.stderr
 
 
 def test_plugin_runs_the_shipped_modules_on_a_library_and_writes_its_report(tmp_path):

@@ -458,7 +458,7 @@ def _run_case(case: Case, target_list: Sequence[Target], peers: Sequence[str], t
         bound = ([(target.name, "simdbind", case.simdbind)] if case.simdbind is not None else []) + [
             (f"{target.name} {label}", "variant", factory) for label, factory in case.variants.items()]
         for name, kind, factory in bound:
-            entry = _Entry(new(name, kind, target), setup=target.activate)
+            entry = _Entry(new(name, kind, target), setup=lambda target=target: _activate(target))
             try:
                 _activate(target)
                 entry.call = _callable_from(factory, target.library)

@@ -128,9 +128,11 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
-def add_cli_arguments(parser: argparse.ArgumentParser) -> None:
+def add_cli_arguments(parser: argparse.ArgumentParser, names: Sequence[str] | None = None) -> None:
+    """The command-line arguments of every option (or of those `names`: another subcommand that selects
+    implementations the same way)."""
     for option in OPTIONS:
-        if option.cli:
+        if option.cli and (names is None or option.name in names):
             default = option.cli_value_default
             help_text = option.help + (f" (default: {default})" if default not in (None, False, "") and
                                        option.action != "append" else "")

@@ -54,6 +54,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(problems[0])
     if _used(config):
         _implementations(config)  # a selection that does not resolve is a usage error, before collection
+    if _get(config, "case") is not None:
+        from simdbind.conformance.runner import check_descriptor, functions
+
+        try:
+            check_descriptor(_get(config, "case"), functions())
+        except KeyError as error:
+            raise pytest.UsageError(str(error.args[0]).replace("--case", "--simd-case")) from None
 
 
 def seed(config: pytest.Config) -> int:
@@ -173,7 +180,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    wanted = [(kind, _get(config, f"report-{kind}")) for kind in ("json", "md", "html") if _get(config, f"report-{kind}")]
+    wanted = [(kind, _get(config, f"report-{kind}")) for kind in ("json", "md", "html")
+              if _get(config, f"report-{kind}")]
     if hasattr(config, "workerinput") or not _RESULTS or not wanted:
         return
     from simdbind.conformance import report

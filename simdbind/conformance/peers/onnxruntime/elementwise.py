@@ -2,8 +2,9 @@
 
 Mappings: eltwise product is a chain of ``Mul``, max/min the variadic ``Max``/``Min``, sum ``Mul`` by each weight
 (a float32 graph input) then the variadic ``Sum`` (NaN differs by definition: ONNX Max/Min propagate NaN, Simd's
-``a > b ? a : b`` keeps the later operand, so cases with NaN are skipped); unary ops to the ONNX operator of the same meaning (rcp -> Reciprocal; round -> Round, ties to even,
-the main cases have no ties; rsqrt, zero and the bitwise not have no single operator and are skipped);
+``a > b ? a : b`` keeps the later operand, so cases with NaN are skipped); unary ops to the ONNX operator of the
+same meaning (rcp -> Reciprocal; round -> Round, ties to even, the main cases have no ties; rsqrt, zero and the
+bitwise not have no single operator and are skipped);
 softmax -> ``Softmax(axis=1)`` (opset 13: one axis) on (outer, count, inner); LRN -> ``LRN(size=2*half+1,
 alpha=k1*size, beta=-k2, bias=k0)`` on NCHW (NHWC is transposed around it; ONNX divides the window sum by size,
 Simd does not). The edge group (Simd's implementation-defined NaN/Inf/tie results) is skipped.

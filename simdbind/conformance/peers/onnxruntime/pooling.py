@@ -4,8 +4,8 @@ Pooling: ``AveragePool``/``MaxPool`` with ``pads = [top, left, bottom, right]`` 
 ONNX), ``strides``, ``ceil_mode`` and, for the average, ``count_include_pad = not exclude_pad``; NCHW (NHWC is
 transposed around the node); bf16 and uint8 maxima are taken in float32 (exact) and converted back. Not
 expressible, so skipped: ceil-mode averages with the pads included (ONNX Runtime divides a window that runs past the
-padded image by its clipped area, Simd by the kernel area), 3D (channel) max pooling, the direct calls with an explicit output size, and the edge group
-(Simd's NaN order and -FLT_MAX floor).
+padded image by its clipped area, Simd by the kernel area), 3D (channel) max pooling, the direct calls with an
+explicit output size, and the edge group (Simd's NaN order and -FLT_MAX floor).
 """
 
 from __future__ import annotations
