@@ -101,11 +101,11 @@ def _profile_default() -> str:
 OPTIONS: tuple[Option, ...] = (
     Option("library", "'bundled' or a libSimd path; repeatable (default: bundled, plus $SIMD_LIBRARY, unless only "
            "implementations are given)", action="append", metavar="LIBRARY"),
-    Option("isa", "ISA of the bundled library, or 'all' (default)", default="all"),
+    Option("isa", "ISA of the bundled library: a name, a comma-separated list or 'all'", default="all"),
     Option("mode", "load the bundled library in this mode", choices=("api", "abi")),
     Option("impl", "also check this implementation: an installed name (torch, onnxruntime, ...) or "
            "package.module:object; repeatable", action="append", metavar="NAME|MODULE:OBJECT"),
-    Option("profile", "case profile (pytest default: $SIMDBIND_PROFILE, else ci)", choices=PROFILES,
+    Option("profile", "case profile (in pytest, $SIMDBIND_PROFILE or ci by default)", choices=PROFILES,
            default=_profile_default, cli_default="smoke"),
     Option("function", "only this function; repeatable", action="append", metavar="FUNCTION", pytest=False),
     Option("case-filter", "only cases whose 'function dtype layout descriptor' matches the glob *PATTERN* "
