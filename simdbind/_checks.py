@@ -11,7 +11,7 @@
 #   (PyBUF_C_CONTIGUOUS | PyBUF_FORMAT, format "f", PyBUF_WRITABLE for out: ~60 ns each), checks exact type,
 #   shapes and overlap by pointer ranges, and calls the C function by its address (`fast_address`, once per
 #   library, API or ABI mode alike). Result, 16 floats, avx2, thread time: eltwise([x, y], 'sum', out=o)
-#   7.2 us (session 1 start) -> 2.4 us (Python fast path) -> 0.62 us (C fast path; raw cffi 0.30 us, np.add
+#   7.2 us (the first wrapper) -> 2.4 us (Python fast path) -> 0.62 us (C fast path; raw cffi 0.30 us, np.add
 #   0.55 us); unary(x, 'abs', out=o) 1.58 -> 0.43 us (raw 0.27 us); every unary op 0.43-0.48 us with out=,
 #   0.72-0.80 us allocating; eltwise allocating 0.93 us, with list weights 0.66 us, three inputs 0.68 us.
 # - A fast path only *accepts*: exact types (`type(x) is np.ndarray`, `Py_TYPE(x) == ndarray`), native dtypes,

@@ -24,7 +24,7 @@ __all__ = ["eltwise", "unary", "softmax", "lrn", "lrn_onnx", "shuffle"]
 _ELTWISE_OPS: dict[object, EltwiseOperation] = {
     **{m.name.lower(): m for m in EltwiseOperation}, **{int(m): m for m in EltwiseOperation}}
 _ONES: dict[int, np.ndarray] = {}
-# eltwise fast path (bench engineer): see "How to keep a wrapper fast" in _checks.py
+# eltwise fast path: see "How to keep a wrapper fast" in _checks.py
 _ELTWISE_NAMES: dict[str, EltwiseOperation] = {m.name.lower(): m for m in EltwiseOperation}
 _ELTWISE_FN = "SimdSynetEltwiseLayerForward"
 _ELTWISE_KEY = fast_key(_ELTWISE_FN)  # Bindings.cache key of its fast-call address
