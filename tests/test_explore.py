@@ -84,3 +84,40 @@ def test_kinds_of_results():
     assert explore.kind_of(result("error", "UpstreamDefectError: wrote 4 bytes")) == "error:UpstreamDefectError"
     assert [explore.is_finding(k) for k in ("wrong", "wrong:nan", "overrun", "crash", "hang", "error:X", "known",
                                             "rejected", "pass")] == [True] * 6 + [False] * 3
+
+
+#: An eltwise that never returns for three inputs and is right otherwise (product only, as the cases below use).
+HANGING = """
+const char* SimdVersion(void) { return "v7.1.162"; }
+void SimdRelease(void* c) {}
+size_t SimdGetThreadNumber(void) { return 1; }
+void SimdSetThreadNumber(size_t n) {}
+void SimdSynetEltwiseLayerForward(const float* const* src, const float* weight, size_t count, size_t size, int op,
+                                  float* dst)
+{
+    while (count == 3)  /* planted: a hang */
+        ;
+    for (size_t i = 0; i < size; ++i) {
+        float d = src[0][i];
+        for (size_t j = 1; j < count; ++j)
+            d *= src[j][i];
+        dst[i] = d;
+    }
+}
+"""
+
+
+def test_a_hang_past_the_timeout_is_a_result_and_the_next_case_runs_in_a_fresh_worker(tmp_path):
+    from simdbind.conformance.implementations import implementations
+    from simdbind.conformance.model import REGISTRY
+
+    (impl,) = implementations([build(tmp_path, "hanging", HANGING)])
+    eltwise = REGISTRY["eltwise"]
+    worker = explore.Worker(impl, 1, timeout=2)
+    try:
+        hung = worker.run(eltwise, eltwise.parse("eltwise op=product count=3 size=5"))
+        assert explore.kind_of(hung) == "hang" and "no result after 2 s" in hung.detail
+        assert worker.run(eltwise, eltwise.parse("eltwise op=product count=2 size=5")).status == "pass"
+        assert worker.restarts == 1
+    finally:
+        worker.stop()
