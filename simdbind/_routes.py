@@ -22,7 +22,9 @@ import numpy as np
 from simdbind._versions import VersionRange
 
 __all__ = ["Route", "ROUTES", "taken_among", "serialises_context_calls", "behind_zeros", "max32f_route", "upstream_max32f_route",
-           "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b", "upstream_b_route"]
+           "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b", "upstream_b_route",
+           "b_guard_route", "ConvolutionRoute", "conv32f_route", "upstream_conv32f_route", "with_zero_channel",
+           "with_x_pad"]
 
 _BUNDLED = "bundled"
 
@@ -87,11 +89,21 @@ IP32F_TRANSB_READS_BEFORE_B = Route("ip32f-transb-reads-before-b", "inner_produc
 CONV32F_GEMM_READS_DST = Route("CONV32F-BASE-GEMM-READS-DST", "convolution", "the output zeroed before Forward")
 CONV32F_GEMMNT_READS_BEFORE_SRC = Route("CONV32F-GEMMNT-READS-BEFORE-SRC", "convolution",
                                         "src of GemmNT contexts handed over behind SRC_GUARD zero floats")
+CONV32F_ONE_CHANNEL_WIDE_KERNEL = Route("CONV32F-AVX512-DIRECTNCHW-ONE-CHANNEL-WIDE-KERNEL-CRASH", "convolution",
+                                        "a second output channel of zero weights added, dropped from the result")
+CONV32F_ONE_CHANNEL_NON_SQUARE = Route("CONV32F-AVX512-DIRECTNCHW-ONE-CHANNEL-NON-SQUARE", "convolution",
+                                       "a second output channel of zero weights added, dropped from the result")
+CONV32F_IM2COL_MIDDLE_GATHER = Route("CONV32F-AVX512-GEMMNN-IM2COL-MIDDLE-GATHER", "convolution",
+                                     "NCHW src copied between its left and right zero pads; the context has none")
+IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B = Route("ip32f-transb-m1-activation-reads-before-b", "inner_product",
+                                                  "B handed over behind B_GUARD zero floats")
 
 ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS,
           LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW,
           IP32F_GEMM_READS_C, IP32F_TRANSB_M1_IDENTITY, IP32F_N1_TRANSB_CONST_BIAS, IP32F_TRANSB_READS_BEFORE_B,
-          CONV32F_GEMM_READS_DST, CONV32F_GEMMNT_READS_BEFORE_SRC)
+          IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B,
+          CONV32F_GEMM_READS_DST, CONV32F_GEMMNT_READS_BEFORE_SRC, CONV32F_ONE_CHANNEL_WIDE_KERNEL,
+          CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER)
 
 
 # -- library properties that are not defects ----------------------------------------------------------------------
@@ -119,13 +131,29 @@ def upstream_b_route(b: np.ndarray) -> np.ndarray:
     return behind_zeros(b, B_GUARD)
 
 
-def upstream_reads_before_b(M: int, K: int, trans_b: bool) -> bool:
-    """Whether upstream's Forward reads up to 3 floats before a non-constant B (v7.1.162, SSE4.1/AVX2 objects).
+_B_GUARD_ROUTES = (IP32F_TRANSB_READS_BEFORE_B, IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B)
 
-    Swept with NaN placed before B: transB, M >= 2 (M = 1 takes the spec 3.8.4 path), every N, and K in
-    {1, 2, 3, 5, 6, 7} among K = 1..69, where it reads the 4 - K % 4 floats before B.
+
+def upstream_reads_before_b(M: int, K: int, trans_b: bool, activated: bool = False,
+                            routes: frozenset[Route] = frozenset(_B_GUARD_ROUTES)) -> bool:
+    """Whether upstream's Forward reads up to 3 floats before a non-constant B, for the defects in `routes`
+    (v7.1.162, SSE4.1/AVX2/AVX-512 objects); `activated`: the activation is not the identity.
+
+    Swept with NaN placed before B: transB and K in {1, 2, 3, 5, 6, 7} among K = 1..69, where it reads the
+    4 - K % 4 floats before B, for every N, with M >= 2, and with M = 1 under an activation (M = 1 with the identity
+    takes the spec 3.8.4 path, which reads SetParams' weight instead).
     """
-    return trans_b and M >= 2 and K < 8 and K % 4 != 0
+    if not (trans_b and K < 8 and K % 4 != 0):
+        return False
+    if M >= 2:
+        return IP32F_TRANSB_READS_BEFORE_B in routes
+    return activated and IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B in routes
+
+
+def b_guard_route(library: Any, M: int, K: int, trans_b: bool, activated: bool) -> bool:
+    """Whether a per-call B of an inner product on `library` must reach it behind :data:`B_GUARD` zeros."""
+    taken = taken_among(library, _B_GUARD_ROUTES)
+    return bool(taken) and upstream_reads_before_b(M, K, trans_b, activated, taken)
 
 
 _LRN_ROUTES = (LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW)
@@ -193,3 +221,69 @@ def max32f_route(library: Any, c: int, ac: Any, ay: Any, ax: Any, fmt: int) -> t
     """:func:`upstream_max32f_route` for the defects that `library` has (none for the bundled library)."""
     taken = taken_among(library, _MAX32F_ROUTES)
     return upstream_max32f_route(c, ac, ay, ax, fmt, taken) if taken else ("direct", c)
+
+
+_CONV32F_ROUTES = (CONV32F_ONE_CHANNEL_WIDE_KERNEL, CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER)
+
+#: Floats per vector of the AVX-512 im2col whose middle vectors gather unmasked (see :func:`upstream_conv32f_route`).
+_IM2COL_F = 16
+
+
+@dataclass(frozen=True)
+class ConvolutionRoute:
+    """How a convolution context is created and run around upstream defects (both False: directly)."""
+
+    zero_channel: bool = False  # one more output channel, of zero weights, bias and slope; dropped from the result
+    explicit_x_pad: bool = False  # NCHW src copied between its left and right zero pads; the context gets none
+
+
+def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_w: int, kernel: tuple[int, int],
+                           stride: tuple[int, int], dilation: tuple[int, int], pad: tuple[int, int, int, int],
+                           routes: frozenset[Route] = frozenset(_CONV32F_ROUTES)) -> ConvolutionRoute:
+    """The route of a convolution (`pad` is top, left, bottom, right) around the defects in `routes`.
+
+    Upstream's AVX-512 objects send one input and one output channel at stride 1 to DirectNchw, which has no
+    kernel wider than 5 (a NULL call) and treats every kernel as square; with two output channels the library
+    chooses by the usual rules. Its AVX-512 GemmNN im2col (strided or dilated NCHW) gathers the vectors between
+    the first and the last of an output row unmasked, so a tap of theirs in the left or right pad reads outside
+    the row; with the pads in src itself no tap is outside it. The routes are taken at every ISA of the affected
+    versions: the ISA upstream dispatches to is not known before Init.
+    """
+    k_y, k_x = kernel
+    one_channel = src_c == 1 and dst_c == 1 and stride == (1, 1) and dilation == (1, 1)
+    zero_channel = one_channel and ((CONV32F_ONE_CHANNEL_WIDE_KERNEL in routes and k_x > 5)
+                                    or (CONV32F_ONE_CHANNEL_NON_SQUARE in routes and k_y != k_x))
+    explicit_x_pad = False
+    if CONV32F_IM2COL_MIDDLE_GATHER in routes and layout == "nchw" and stride[0] * stride[1] * dilation[0] \
+            * dilation[1] != 1:
+        left, right, s_x, d_x = pad[1], pad[3], stride[1], dilation[1]
+        dst_w = (src_w + left + right - d_x * (k_x - 1) - 1) // s_x + 1
+        middle = range(_IM2COL_F, -(-dst_w // _IM2COL_F) * _IM2COL_F - _IM2COL_F)  # columns of the middle vectors
+        explicit_x_pad = any(not 0 <= x * d_x - left + dx * s_x < src_w for x in range(k_x) for dx in middle)
+    return ConvolutionRoute(zero_channel, explicit_x_pad)
+
+
+def conv32f_route(library: Any, layout: str, src_c: int, dst_c: int, src_w: int, kernel: tuple[int, int],
+                  stride: tuple[int, int], dilation: tuple[int, int],
+                  pad: tuple[int, int, int, int]) -> ConvolutionRoute:
+    """:func:`upstream_conv32f_route` for the defects that `library` has (none for the bundled library)."""
+    taken = taken_among(library, _CONV32F_ROUTES)
+    if not taken:
+        return ConvolutionRoute()
+    return upstream_conv32f_route(layout, src_c, dst_c, src_w, kernel, stride, dilation, pad, taken)
+
+
+def with_zero_channel(array: np.ndarray | None, axis: int) -> np.ndarray | None:
+    """`array` with one more slice of zeros at the end of `axis` (None stays None)."""
+    if array is None:
+        return None
+    shape = list(array.shape)
+    shape[axis] = 1
+    return np.concatenate([array, np.zeros(shape, np.float32)], axis=axis)
+
+
+def with_x_pad(src: np.ndarray, left: int, right: int) -> np.ndarray:
+    """NCHW `src` (any leading axes) with `left` and `right` columns of zeros."""
+    padded = np.zeros((*src.shape[:-1], src.shape[-1] + left + right), np.float32)
+    padded[..., left:left + src.shape[-1]] = src
+    return padded

@@ -7,7 +7,10 @@ innermost, whatever the group). :func:`convert_weight` converts between the two.
 Upstream's GemmNT algorithm (``info`` ends in ``GemmNT``) can read up to 7 floats *before* src (found by the
 suite's guard zones, docs/upstream.md: e.g. NHWC 1x1 with one output channel and fewer than 8 input channels); a
 NaN there poisons outputs. On the upstream versions the catalogue names, such a context gets src behind a zeroed
-guard (:mod:`simdbind._routes`).
+guard. On v7.1.162 a convolution with one input and one output channel at stride 1 gets a second output channel of
+zero weights (AVX-512 crashes on kernels wider than 5 and gets non-square ones wrong), and a strided or dilated NCHW
+one whose taps would fall in the left or right pad inside a row gets its src copied between explicit zero columns
+(the AVX-512 im2col reads outside the row there). Every route lives in :mod:`simdbind._routes`.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from simdbind._checks import (LAYOUT_NAMES, FloatArray, Pads, input_array, layou
 from simdbind._context import NativeContext
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
-from simdbind.enums import TensorFormat
+from simdbind.enums import Activation, TensorFormat
 from simdbind.library import Library
 
 __all__ = ["Convolution32f", "conv2d", "convert_weight"]
@@ -182,12 +185,26 @@ class Convolution32f(NativeContext):
         self.in_channels, self.out_channels = src_c, dst_c
 
         self.library = library = library_arg(library)
+        # The context upstream gets may differ from the caller's: forward() turns one into the other.
+        self._route = route = _routes.conv32f_route(library, layout, src_c, dst_c, src_w, self.kernel, self.stride,
+                                                    self.dilation, self.pad)
+        c_dst_c, c_src_w, c_left, c_right = dst_c, src_w, left, right
+        if route.zero_channel:
+            c_dst_c = dst_c + 1
+            channel_axis = 0 if layout == "nchw" else 3
+            weight_array = _routes.with_zero_channel(weight_array, channel_axis)
+            bias_array = _routes.with_zero_channel(bias_array, 0)
+            if act_value == int(Activation.PRELU):  # one slope per channel; the others' params are not
+                act_params = _routes.with_zero_channel(act_params, 0)
+        if route.explicit_x_pad:
+            c_src_w, c_left, c_right = src_w + left + right, 0, 0
+        self._c_dst_shape = (c_dst_c, dst_h, dst_w) if layout == "nchw" else (dst_h, dst_w, c_dst_c)
         ffi = library.ffi
         conv = ffi.new("SimdConvolutionParameters *")
         fmt = int(TensorFormat[layout.upper()])
-        fields = dict(srcC=src_c, srcH=src_h, srcW=src_w, srcT=0, srcF=fmt, dstC=dst_c, dstH=dst_h,
+        fields = dict(srcC=src_c, srcH=src_h, srcW=c_src_w, srcT=0, srcF=fmt, dstC=c_dst_c, dstH=dst_h,
                       dstW=dst_w, dstT=0, dstF=fmt, kernelY=k_y, kernelX=k_x, dilationY=d_y,
-                      dilationX=d_x, strideY=s_y, strideX=s_x, padY=top, padX=left, padH=bottom, padW=right,
+                      dilationX=d_x, strideY=s_y, strideX=s_x, padY=top, padX=c_left, padH=bottom, padW=c_right,
                       group=group, activation=act_value)
         for key, value in fields.items():
             setattr(conv, key, value)
@@ -315,19 +332,24 @@ class Convolution32f(NativeContext):
             raise ArgumentError("buffer: must not overlap out")
         if scratch is None:
             scratch = self._thread_scratch()
+        if self._route.explicit_x_pad:
+            src = _routes.with_x_pad(src, self.pad[1], self.pad[3])
+        c_out = np.zeros((self.batch, *self._c_dst_shape), np.float32) if self._route.zero_channel else out
         if self._zero_out:
-            out.fill(0.0)  # upstream's Base GEMM folds old dst contents in (spec 3.10.7)
+            c_out.fill(0.0)  # upstream's Base GEMM folds old dst contents in (spec 3.10.7)
         if self._guard_src:
             src = _routes.behind_zeros(src, SRC_GUARD)
         ffi = self.library.ffi
         run = self.library.function("SimdSynetConvolution32fForward")
         args = (ffi.from_buffer("float[]", src), ffi.from_buffer("float[]", scratch, require_writable=True),
-                ffi.from_buffer("float[]", out, require_writable=True))
+                ffi.from_buffer("float[]", c_out, require_writable=True))
         if self._lock is None:
             run(handle, *args)
         else:
             with self._lock:
                 run(handle, *args)
+        if self._route.zero_channel:  # the caller's one channel is the first of the context's two
+            out.reshape(self.batch, *self.dst_shape)[...] = c_out[:, :1] if self.layout == "nchw" else c_out[..., :1]
         return out
 
     __call__ = forward

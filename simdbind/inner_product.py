@@ -11,8 +11,9 @@ Upstream facts the wrappers handle (spec 3.7-3.9):
   (and crashes on NULL). :class:`InnerProduct32f` passes the current ``B`` to SetParams before each such Forward,
   so the defect cannot be reached through it (on upstream libraries; the bundled one reads Forward's B).
 * Upstream's Base GEMM reads C before writing it; outputs handed to upstream libraries are zeroed first.
-* Upstream's non-constant transposed B with ``M >= 2`` and ``K`` in 1-3 or 5-7 reads up to 3 floats *before* B
-  (found by this suite; docs/upstream.md): a NaN or Inf there turns whole output columns into NaN.
+* Upstream's non-constant transposed B with ``K`` in 1-3 or 5-7 reads up to 3 floats *before* B when ``M >= 2``,
+  or ``M == 1`` with an activation (found by this suite; docs/upstream.md): a NaN or Inf there turns whole output
+  columns into NaN.
   Such a B reaches upstream libraries behind a zeroed guard.
 * v7.0.160 returns NaN in every row for N == 1 with a constant transposed B and a bias; such contexts are created
   with transB = 0, which reads the same (1, K) memory as a (K, 1) B.
@@ -114,8 +115,8 @@ class InnerProduct32f(NativeContext):
         # A (1, K) B is the same memory as a (K, 1) one: the route creates the context without transB.
         c_trans_b = self.trans_b and not (_routes.IP32F_N1_TRANSB_CONST_BIAS.taken(self.library) and self.N == 1
                                           and self.const_b and self._bias is not None)
-        self._guard_b = (_routes.IP32F_TRANSB_READS_BEFORE_B.taken(self.library) and not self.const_b
-                         and upstream_reads_before_b(self.M, self.K, self.trans_b))
+        self._guard_b = not self.const_b and _routes.b_guard_route(self.library, self.M, self.K, self.trans_b,
+                                                                   activated=act_value != 0)
         self._zero_out = _routes.IP32F_GEMM_READS_C.taken(self.library)
         self._forward = self.library.function("SimdSynetInnerProduct32fForward")
         self._set_params = self.library.function("SimdSynetInnerProduct32fSetParams")

@@ -4,6 +4,8 @@ entry names, never for the bundled library; and no wrapper module decides by the
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 import shutil
 import subprocess
@@ -142,3 +144,144 @@ def test_the_m1_identity_route_hands_b_to_set_params_only_on_upstream(kind):
                                    atol=1e-6)
     assert len(library.calls) == (1 if kind == "bundled" else 1 + 3 * 2)  # creation, then B and NULL per call
     ip.close()
+
+
+class _InitRecorder(_RecordingLibrary):
+    """Records the SimdConvolutionParameters fields each convolution Init is given (the struct dies after Init)."""
+
+    FIELDS = ("srcC", "srcW", "dstC", "padX", "padW")
+
+    def function(self, name: str):
+        inner = self._library.function(name)
+        if name != "SimdSynetConvolution32fInit":
+            return inner
+
+        def recorded(batch, conv):
+            self.calls.append({field: getattr(conv, field) for field in self.FIELDS})
+            return inner(batch, conv)
+        return recorded
+
+
+def _convolve(version: str, layout: str, src_shape, dst_c: int, kernel, **geometry):
+    """(fields of the Init call, result, reference) of one convolution on the bundled code presented as `version`."""
+    from simdbind.conformance.reference.convolution import convolution
+
+    rng = np.random.default_rng(5)
+    src_c = src_shape[0] if layout == "nchw" else src_shape[2]
+    weight_shape = (dst_c, src_c, *kernel) if layout == "nchw" else (*kernel, src_c, dst_c)
+    src, weight, bias = (rng.uniform(-1, 1, s).astype(np.float32) for s in ((1, *src_shape), weight_shape, (dst_c,)))
+    slopes = rng.uniform(0, 2, dst_c).astype(np.float32)
+    library = _InitRecorder(as_upstream(version))
+    with simdbind.Convolution32f(src.shape, dst_c, kernel, layout=layout, weight=weight, bias=bias,
+                                 activation="prelu", params=slopes, library=library, **geometry) as conv:
+        got = conv.forward(src[0])  # a single image: the route keeps the caller's shapes
+    expected = convolution(src, weight, bias, slopes, layout=layout, group=1, activation="prelu",
+                           stride=geometry.get("stride", (1, 1)), dilation=geometry.get("dilation", (1, 1)),
+                           pad=geometry.get("pad", (0, 0, 0, 0)))[0]
+    [fields] = library.calls
+    return fields, got, expected
+
+
+def _taken_on(route: _routes.Route, version: str) -> bool:
+    return VersionRange.parse(entry(route)["versions"]).contains(version)
+
+
+@pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+@pytest.mark.parametrize("layout, src_shape, kernel, pad, route", [
+    ("nhwc", (1, 6, 1), (1, 6), (0, 0, 0, 0), _routes.CONV32F_ONE_CHANNEL_WIDE_KERNEL),  # the catalogue's example
+    ("nchw", (1, 9, 12), (3, 7), (1, 2, 1, 3), _routes.CONV32F_ONE_CHANNEL_WIDE_KERNEL),
+    ("nhwc", (3, 1, 1), (1, 5), (0, 4, 0, 3), _routes.CONV32F_ONE_CHANNEL_NON_SQUARE),  # the catalogue's example
+    ("nchw", (1, 7, 9), (4, 2), (1, 1, 2, 0), _routes.CONV32F_ONE_CHANNEL_NON_SQUARE),
+])
+def test_one_channel_convolutions_get_a_zero_second_output_channel_on_the_entries_versions(
+        version, layout, src_shape, kernel, pad, route):
+    fields, got, expected = _convolve(version, layout, src_shape, 1, kernel, pad=pad)
+    assert fields["dstC"] == (2 if _taken_on(route, version) else 1)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_the_one_channel_routes_leave_other_convolutions_alone():
+    for layout, src_shape, dst_c, kernel, geometry in [
+            ("nchw", (1, 8, 8), 1, (3, 3), {}),  # square and at most 5 wide: upstream gets it right
+            ("nchw", (2, 8, 8), 1, (1, 6), {}),  # two input channels
+            ("nhwc", (8, 8, 1), 2, (2, 6), {}),  # two output channels
+            ("nchw", (1, 8, 12), 1, (1, 6), {"stride": (1, 2)})]:  # strided (and no x pad: no gather route)
+        fields, got, expected = _convolve("7.1.162", layout, src_shape, dst_c, kernel, **geometry)
+        assert fields["dstC"] == dst_c and fields["srcW"] == src_shape[2 if layout == "nchw" else 1]
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+def test_strided_or_dilated_nchw_taps_in_the_x_pads_of_a_middle_vector_get_explicit_pads(version):
+    # the catalogue's example: 34 columns, kernel 1x10 dilated 2 along x, 17 columns of left pad
+    fields, got, expected = _convolve(version, "nchw", (1, 1, 34), 1, (1, 10), dilation=(1, 2), pad=(0, 17, 0, 0))
+    routed = _taken_on(_routes.CONV32F_IM2COL_MIDDLE_GATHER, version)
+    assert (fields["srcW"], fields["padX"], fields["padW"]) == ((51, 0, 0) if routed else (34, 17, 0))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("stride, dilation, pad, width, routed", [
+    ((1, 2), (1, 1), (0, 17, 0, 0), 34, False),  # taps of the middle vectors stay inside the row
+    ((1, 1), (1, 2), (0, 17, 0, 0), 34, True),
+    ((1, 1), (1, 2), (0, 17, 0, 0), 16, False),  # one vector (17 outputs): no middle vector
+    ((2, 1), (1, 1), (2, 0, 1, 9), 70, True),  # a right pad reached from a middle vector
+    ((1, 1), (1, 1), (0, 17, 0, 0), 34, False),  # neither strided nor dilated: no im2col gather
+])
+def test_the_gather_route_is_taken_exactly_where_a_middle_vector_tap_leaves_the_row(stride, dilation, pad, width,
+                                                                                  routed):
+    kernel = (1, 10)
+    route = _routes.upstream_conv32f_route("nchw", 1, 1, width, kernel, stride, dilation, pad)
+    assert route.explicit_x_pad == routed
+    assert not _routes.upstream_conv32f_route("nhwc", 1, 1, width, kernel, stride, dilation, pad).explicit_x_pad
+
+
+@pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+@pytest.mark.parametrize("M, K, activation, guarded_on_7_1_162", [
+    (1, 1, "relu", True), (1, 7, "gelu", True), (1, 4, "relu", False), (1, 9, "relu", False),
+    (1, 3, "identity", False),  # the SetParams route's path: it reads no float before B
+    (2, 3, "identity", True), (2, 3, "relu", True),
+])
+def test_a_per_call_transposed_b_reaches_upstream_behind_zeros_where_the_entries_say(version, M, K, activation,
+                                                                                    guarded_on_7_1_162):
+    rng = np.random.default_rng(6)
+    a, b = rng.uniform(-1, 1, (M, K)).astype(np.float32), rng.uniform(-1, 1, (3, K)).astype(np.float32)
+    library = _RecordingLibrary(as_upstream(version), "SimdSynetInnerProduct32fForward")
+    with simdbind.InnerProduct32f(M, 3, K, trans_b=True, const_b=False, activation=activation,
+                                  library=library) as ip:
+        got = ip.forward(a, b)
+    [(_, (_, _, b_pointer, _, _))] = library.calls
+    address = int(library.ffi.cast("uintptr_t", b_pointer))
+    assert (address != b.ctypes.data) == (guarded_on_7_1_162 and version == "7.1.162")
+    product = a.astype(np.float64) @ b.T.astype(np.float64)
+    erf = np.vectorize(math.erf)
+    expected = {"identity": product, "relu": np.maximum(product, 0),
+                "gelu": 0.5 * product * (1 + erf(product / math.sqrt(2)))}[activation]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+UPSTREAM = os.environ.get("SIMD_LIBRARY")
+ROUTED_EXAMPLES = [_routes.CONV32F_ONE_CHANNEL_WIDE_KERNEL, _routes.CONV32F_ONE_CHANNEL_NON_SQUARE,
+                   _routes.CONV32F_IM2COL_MIDDLE_GATHER, _routes.IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B]
+
+
+@pytest.mark.skipif(not UPSTREAM, reason="needs an upstream build in SIMD_LIBRARY")
+@pytest.mark.parametrize("route", ROUTED_EXAMPLES, ids=lambda r: r.entry)
+def test_the_catalogue_example_of_a_routed_entry_passes_through_the_wrapper_on_upstream(route):
+    """The example's case calls the wrapper with the suite's NaN guard zones: on an affected build it crashes or
+    deviates without the route, and matches the reference (catalogued, so: xpass) with it."""
+    from simdbind.conformance import runner
+    from simdbind.conformance.explore import Worker
+    from simdbind.conformance.implementations import implementations
+    from simdbind.conformance.model import REGISTRY
+
+    (upstream,) = implementations([UPSTREAM])
+    if not route.taken(upstream.library):
+        pytest.skip(f"{upstream.library.version} is outside the versions of {route.entry}")
+    worker = Worker(upstream, runner.DEFAULT_SEED, timeout=60)  # a crash stays in the worker
+    try:
+        found = entry(route)
+        result = worker.run(REGISTRY[found["function"]], REGISTRY[found["function"]].parse(found["example"]))
+    finally:
+        worker.stop()
+    assert (result.status, result.deviation) == ("xpass", route.entry), result.detail[:300]
