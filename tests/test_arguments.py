@@ -321,16 +321,29 @@ def test_activation_parameters_follow_the_same_rule(make, bad):
 
 
 # -- valid calls that were refused: restrict_range with lower > upper -------------------------------------------
-def test_restrict_range_with_lower_above_upper_gives_lower_like_upstream_and_the_reference(bundled):
+def test_restrict_range_with_lower_above_upper_gives_upper_like_upstream_onnx_and_torch(bundled):
+    # Upstream's Activate<RestrictRange> is Min(Max(lower, x), upper) in Base and every SIMD variant: `upper`
+    # everywhere when lower > upper, as ONNX's Clip and torch.clamp.
     x = f32(3, 5) * 10
     spec = act.restrict_range(2.0, -1.0)
     expected = reference_activation.activate(x.astype(np.float64), "restrict_range", [2.0, -1.0])
-    np.testing.assert_array_equal(expected, np.full(x.shape, 2.0))
-    ip = simdbind.InnerProduct32f(3, 4, 5, const_b=False, activation=spec, library=bundled)
-    np.testing.assert_array_equal(ip.forward(x, f32(5, 4)), np.full((3, 4), 2.0, np.float32))
-    conv = simdbind.conv2d(f32(1, 4, 5, 5), f32(4, 4, 3, 3), activation="restrict_range", params=[2.0, -1.0],
-                           library=bundled)
-    np.testing.assert_array_equal(conv, np.full(conv.shape, 2.0, np.float32))
+    np.testing.assert_array_equal(expected, np.full(x.shape, -1.0))
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            ip = simdbind.InnerProduct32f(3, 4, 5, const_b=False, activation=spec, library=bundled)
+            np.testing.assert_array_equal(ip.forward(x, f32(5, 4)), np.full((3, 4), -1.0, np.float32))
+            conv = simdbind.conv2d(f32(1, 4, 5, 5), f32(4, 4, 3, 3), activation="restrict_range",
+                                   params=[2.0, -1.0], library=bundled)
+            np.testing.assert_array_equal(conv, np.full(conv.shape, -1.0, np.float32))
+
+
+def test_restrict_range_maps_nan_to_upper_like_upstream(bundled):
+    x = np.full((1, 5), np.nan, np.float32)
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            ip = simdbind.InnerProduct32f(1, 3, 5, const_b=False, activation=act.restrict_range(-1.0, 0.5),
+                                          library=bundled)
+            np.testing.assert_array_equal(ip.forward(x, f32(5, 3)), np.full((1, 3), 0.5, np.float32))
 
 
 def _flat(result: Any) -> np.ndarray:

@@ -11,7 +11,7 @@
  *                                        and prelu slopes are indexed by (per column, or per row when *_per_row).
  *
  * Formulas (Max(a, b) = a > b ? a : b, Min(a, b) = a < b ? a : b, as upstream's Base):
- *   Relu Max(0,x); LeakyRelu Max(0,x) + p0*Min(x,0); RestrictRange Max(p0, Min(p1, x)); Prelu as LeakyRelu with the
+ *   Relu Max(0,x); LeakyRelu Max(0,x) + p0*Min(x,0); RestrictRange Min(Max(p0, x), p1); Prelu as LeakyRelu with the
  *   column's (or row's) slope; Elu x >= 0 ? x : p0*(exp(x) - 1); Hswish Max(Min(x, p0) + p0, 0)*p1*x;
  *   Mish x > p0 ? x : x*tanh(softplus(x)), evaluated as x*n/(n + 2) with n = e*(e + 2), e = exp(min(x, 20)), which
  *   has no cancellation; HardSigmoid Max(0, Min(x*p0 + p1, 1)) (scale first); Swish x/(1 + exp(-x*p0));
@@ -33,7 +33,7 @@ SB_INLINE vf sb_activate(vf x, int activation, vf p0, vf p1)
     case SimdConvolutionActivationRelu: return vmax(zero, x);
     case SimdConvolutionActivationLeakyRelu:
     case SimdConvolutionActivationPrelu: return vmax(zero, x) + p0 * vmin(x, zero);
-    case SimdConvolutionActivationRestrictRange: return vmax(p0, vmin(p1, x));
+    case SimdConvolutionActivationRestrictRange: return vmin(vmax(p0, x), p1);  /* upper when p0 > p1, NaN -> upper */
     case SimdConvolutionActivationElu: return vselect(x >= zero, x, p0 * (vexp(x) - one));
     case SimdConvolutionActivationHswish: return vmax(vmin(x, p0) + p0, zero) * p1 * x;
     case SimdConvolutionActivationMish: {

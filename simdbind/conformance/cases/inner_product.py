@@ -33,7 +33,7 @@ ACTIVATION_PARAMS: dict[str, dict[str, list[float] | None]] = {
     "identity": {"-": None},
     "relu": {"-": None},
     "leaky_relu": {"neg": [-0.3], "small": [0.1], "steep": [2.0]},
-    "restrict_range": {"upstream": [0.1, 1.1], "tight": [-0.05, 0.05], "wide": [-1.5, 0.7]},
+    "restrict_range": {"upstream": [0.1, 1.1], "tight": [-0.05, 0.05], "wide": [-1.5, 0.7], "inverted": [0.7, -1.5]},
     "prelu": {"random": None},
     "elu": {"unit": [1.0], "half": [0.5]},
     "hswish": {"default": [3.0, 1.0 / 6.0], "other": [1.5, 0.5]},

@@ -46,7 +46,7 @@ def activate(x: np.ndarray, kind: str, params: Sequence[float] | np.ndarray | No
     if kind == "leaky_relu":
         return _max(0.0, x) + p[0] * _min(x, 0.0)
     if kind == "restrict_range":
-        return _max(p[0], _min(p[1], x))
+        return _min(_max(p[0], x), p[1])  # upstream's Activate<RestrictRange>: upper when lower > upper; NaN -> upper
     if kind == "prelu":
         shape = [1] * x.ndim
         shape[channel_axis] = x.shape[channel_axis]
