@@ -33,6 +33,8 @@ PASSING = {
     "ip32f prelu (Permute around PReLU)": ("inner_product_32f", lambda c, p: p["activation"] == "prelu" and p["M"] > 1),
     "ip32f mish with a threshold": ("inner_product_32f", lambda c, p: p["activation"] == "mish" and p["pset"] == "low"),
     "ip32f swish, slope -0.7": ("inner_product_32f", lambda c, p: p["activation"] == "swish" and p["pset"] == "neg"),
+    "ip32f restrict_range, lower > upper": ("inner_product_32f", lambda c, p: p["activation"] == "restrict_range"
+                                           and p["pset"] == "inverted"),
     "ip layer, batch": ("inner_product_layer", lambda c, p: p["batch"] > 1),
     "ip8i, K 129 (exact in float32)": ("inner_product_8i", lambda c, p: p["compatibility"] == "precise"
                                        and p["K"] == 129),

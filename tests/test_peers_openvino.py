@@ -34,6 +34,8 @@ PASSING = {
     "ip32f mish with a threshold": ("inner_product_32f", lambda c, p: p["activation"] == "mish" and p["pset"] == "low"),
     "ip32f hswish (not 3, 1/6)": ("inner_product_32f",
                                   lambda c, p: p["activation"] == "hswish" and p["pset"] == "other"),
+    "ip32f restrict_range, lower > upper": ("inner_product_32f", lambda c, p: p["activation"] == "restrict_range"
+                                           and p["pset"] == "inverted"),
     "ip layer, batch": ("inner_product_layer", lambda c, p: p["batch"] > 1),
     "ip8i, K 129": ("inner_product_8i", lambda c, p: p["compatibility"] == "precise" and p["K"] == 129),
     # Fails under OpenVINO's default bf16 inference precision on AVX-512 BF16 CPUs (docs/peers.md).

@@ -121,8 +121,8 @@ def activation(graph: Graph, x: str, kind: str, params: Any) -> str:
         return graph.layer("ReLU", [x])
     if kind == "leaky_relu":
         return graph.layer("ReLU", [x], {0: p[0]})
-    if kind == "restrict_range":
-        return graph.layer("Clip", [x], {0: p[0], 1: p[1]})
+    if kind == "restrict_range":  # min(max(lower, x), upper): upper when lower > upper (Clip gives lower below it)
+        return _scalar(graph, _scalar(graph, x, "max", p[0]), "min", p[1])
     if kind == "prelu":
         return graph.layer("PReLU", [x], {0: len(p)}, [(np.asarray(p, np.float32), False)])
     if kind == "elu":

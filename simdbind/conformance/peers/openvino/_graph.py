@@ -57,7 +57,7 @@ def constant(values: Any, dtype: Any = np.float32) -> Any:
 
 def activation(x: Any, kind: str, params: Any, channel_axis: int, rank: int) -> Any:
     """Simd's activation `kind` (spec 2.4, C-order `params`) on node `x`, with OpenVINO's op of the same function
-    where there is one (Relu, Clamp, PRelu, Elu, HardSigmoid, Swish, Gelu(erf), Mish, HSwish), else composed from
+    where there is one (Relu, PRelu, Elu, HardSigmoid, Swish, Gelu(erf), Mish, HSwish), else composed from
     Minimum/Maximum/Multiply/Add/Select exactly as the formula reads."""
     p = [] if params is None else [float(v) for v in np.asarray(params, np.float32).ravel()]
     if kind == "identity":
@@ -66,8 +66,8 @@ def activation(x: Any, kind: str, params: Any, channel_axis: int, rank: int) -> 
         return ops.relu(x)
     if kind == "leaky_relu":
         return ops.prelu(x, constant([p[0]]))
-    if kind == "restrict_range":
-        return ops.clamp(x, p[0], p[1])
+    if kind == "restrict_range":  # min(max(lower, x), upper): upper when lower > upper (Clamp refuses that)
+        return ops.minimum(ops.maximum(x, constant(p[0])), constant(p[1]))
     if kind == "prelu":
         shape = [1] * rank
         shape[channel_axis] = len(p)
