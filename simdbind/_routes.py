@@ -15,7 +15,7 @@ import importlib.resources
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -273,6 +273,10 @@ def conv32f_route(library: Any, layout: str, src_c: int, dst_c: int, src_w: int,
     return upstream_conv32f_route(layout, src_c, dst_c, src_w, kernel, stride, dilation, pad, taken)
 
 
+@overload
+def with_zero_channel(array: np.ndarray, axis: int) -> np.ndarray: ...
+@overload
+def with_zero_channel(array: None, axis: int) -> None: ...
 def with_zero_channel(array: np.ndarray | None, axis: int) -> np.ndarray | None:
     """`array` with one more slice of zeros at the end of `axis` (None stays None)."""
     if array is None:
