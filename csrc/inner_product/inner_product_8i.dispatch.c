@@ -212,8 +212,9 @@ SB_INLINE void rows_block(size_t M, size_t N, size_t K, const uint8_t * src, con
     }
 }
 
-#if VNNI
-/* VNNI, M >= PR: a register-blocked GEMM over weight packed per call. Each thread packs 32 rows of weight at a time
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT) /* intrinsics the emulation header does not provide */
+#define PACKED 1
+/* AVX-512 (precise: VNNI only), M >= PR: a register-blocked GEMM over weight packed per call. Each thread packs 32 rows of weight at a time
    (a panel) so that one zmm holds 16 outputs x 4 consecutive k (vpdpbusd's layout), then sweeps every row of src
    over the panel: PR rows x 2 vectors of accumulators, each step one 4-byte broadcast of src per row and two
    panel loads for 2*PR vpdpbusd (precise) or maddubs + vpdpwssd pairs (saturating: the pair (2m, 2m+1) of the
@@ -267,6 +268,7 @@ SB_INLINE void panel_rows(const int rows, const uint8_t * src, size_t K, size_t 
             else
                 v = src4(src + r * K, K, g);
             __m512i x = _mm512_set1_epi32(v);
+#if VNNI
             if (precise) {
                 acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, w0);
                 acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, w1);
@@ -274,6 +276,11 @@ SB_INLINE void panel_rows(const int rows, const uint8_t * src, size_t K, size_t 
                 acc[r][0] = _mm512_dpwssd_epi32(acc[r][0], _mm512_maddubs_epi16(x, w0), ones);
                 acc[r][1] = _mm512_dpwssd_epi32(acc[r][1], _mm512_maddubs_epi16(x, w1), ones);
             }
+#else
+            (void)precise; /* saturating only (see body) */
+            acc[r][0] = _mm512_add_epi32(acc[r][0], _mm512_madd_epi16(_mm512_maddubs_epi16(x, w0), ones));
+            acc[r][1] = _mm512_add_epi32(acc[r][1], _mm512_madd_epi16(_mm512_maddubs_epi16(x, w1), ones));
+#endif
         }
     }
     for (int r = 0; r < rows; ++r) {
@@ -358,8 +365,8 @@ typedef struct {
 static void body(void * arg, size_t begin, size_t end)
 {
     const job8i * j = (const job8i *)arg;
-#if SB_ISA_AT_LEAST(1) && VNNI
-    if (j->M >= PR && j->K >= 16 && packed_block(j->M, j->N, j->K, j->src, j->weight, j->dst, begin, end, j->precise))
+#if defined(PACKED)
+    if ((VNNI || !j->precise) && j->M >= PR && j->K >= 16 && packed_block(j->M, j->N, j->K, j->src, j->weight, j->dst, begin, end, j->precise))
         return;
 #endif
     if (j->precise)
