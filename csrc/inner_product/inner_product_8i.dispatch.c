@@ -309,15 +309,21 @@ static int packed_block(size_t M, size_t N, size_t K, const uint8_t * src, const
     for (size_t j = j0; j < j1; j += PANEL) {
         size_t jn = j1 - j < PANEL ? j1 - j : PANEL;
         pack_panel(weight, K, j, jn, K4, panel);
-        size_t i = 0;
-        for (; i + PR <= M; i += PR)
-            panel_rows(PR, src + i * K, K, K4, panel, dst + i * N + j, N, jn, precise);
-        switch (M - i) { /* the last rows, fewer than PR, each count its own inlined kernel */
-#define SB_ROWS_CASE(n) case n: panel_rows(n, src + i * K, K, K4, panel, dst + i * N + j, N, jn, precise); break;
-        SB_ROWS_CASE(11) SB_ROWS_CASE(10) SB_ROWS_CASE(9) SB_ROWS_CASE(8) SB_ROWS_CASE(7) SB_ROWS_CASE(6)
-        SB_ROWS_CASE(5) SB_ROWS_CASE(4) SB_ROWS_CASE(3) SB_ROWS_CASE(2) SB_ROWS_CASE(1)
+        /* Rows in ceil(M / PR) blocks of near-equal size (64 = 6 x 10.7, not 5 x 12 + 4: a short last block
+           leaves most of the registers idle for a whole sweep of the panel). */
+        const size_t blocks = (M + PR - 1) / PR;
+        for (size_t b = 0, i = 0; b < blocks; ++b) {
+            const size_t rows = M / blocks + (b < M % blocks);
+            const uint8_t * s = src + i * K;
+            int32_t * d = dst + i * N + j;
+            switch (rows) { /* each count its own inlined kernel */
+#define SB_ROWS_CASE(n) case n: panel_rows(n, s, K, K4, panel, d, N, jn, precise); break;
+            SB_ROWS_CASE(12) SB_ROWS_CASE(11) SB_ROWS_CASE(10) SB_ROWS_CASE(9) SB_ROWS_CASE(8) SB_ROWS_CASE(7)
+            SB_ROWS_CASE(6) SB_ROWS_CASE(5) SB_ROWS_CASE(4) SB_ROWS_CASE(3) SB_ROWS_CASE(2) SB_ROWS_CASE(1)
 #undef SB_ROWS_CASE
-        default: break;
+            default: break;
+            }
+            i += rows;
         }
     }
     free(panel);
