@@ -227,18 +227,57 @@ SB_INLINE void rows_block(size_t M, size_t N, size_t K, const uint8_t * src, con
 
 /* The panel of weight rows [j0, j0 + jn) (jn <= 32), K4 groups of 4 k: out[(g * 2 + h) * 64 + t * 4 + b] =
    weight[j0 + h * 16 + t][4 * g + b], zero where the row or k is past the end. */
+/* 16 rows of 16 int32 (r[t] = row t) transposed in registers: r[g] becomes group g of every row. */
+SB_INLINE void transpose16(__m512i r[16])
+{
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) { /* 128-bit lane L of u[4i + c]: column 4L + c of rows 4i .. 4i + 3 */
+        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int c = 0; c < 4; ++c) {
+        __m512i v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), v2 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xEE);
+        __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44), w2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xEE);
+        r[c] = _mm512_shuffle_i32x4(v1, w1, 0x88);
+        r[4 + c] = _mm512_shuffle_i32x4(v1, w1, 0xDD);
+        r[8 + c] = _mm512_shuffle_i32x4(v2, w2, 0x88);
+        r[12 + c] = _mm512_shuffle_i32x4(v2, w2, 0xDD);
+    }
+}
+
+/* The panel of weight rows [j0, j0 + jn) (jn <= 32), K4 groups of 4 k: out[(g * 2 + h) * 64 + t * 4 + b] =
+   weight[j0 + h * 16 + t][4 * g + b], zero where the row or k is past the end. Whole halves of 16 rows go 64 bytes
+   of K at a time through a register transpose (4-byte moves made the packing a quarter of the M = 64 call). */
 static void pack_panel(const int8_t * weight, size_t K, size_t j0, size_t jn, size_t K4, int8_t * out)
 {
     const size_t full = K / 4;
     if (jn < PANEL || full < K4)
         memset(out, 0, K4 * PANEL * 4);
-    for (size_t t = 0; t < jn; ++t) {
-        const int8_t * w = weight + (j0 + t) * K;
-        int8_t * o = out + (t / 16) * 64 + (t % 16) * 4;
-        for (size_t g = 0; g < full; ++g) /* a fixed-size copy: one 4-byte move */
-            memcpy(o + g * 2 * 64, w + 4 * g, 4);
-        if (full < K4)
-            memcpy(o + full * 2 * 64, w + 4 * full, K - 4 * full);
+    for (size_t h = 0; h < 2; ++h) {
+        size_t t0 = h * 16, t1 = jn < t0 + 16 ? jn : t0 + 16, g = 0;
+        if (t1 == t0 + 16)
+            for (; g + 16 <= full; g += 16) {
+                __m512i r[16];
+                for (int t = 0; t < 16; ++t)
+                    r[t] = _mm512_loadu_si512(weight + (j0 + t0 + t) * K + 4 * g);
+                transpose16(r);
+                for (int q = 0; q < 16; ++q)
+                    _mm512_storeu_si512(out + ((g + q) * 2 + h) * 64, r[q]);
+            }
+        for (size_t t = t0; t < t1; ++t) { /* the rest: K's last groups, or a half with fewer than 16 rows */
+            const int8_t * w = weight + (j0 + t) * K;
+            int8_t * o = out + h * 64 + (t - t0) * 4;
+            for (size_t q = g; q < full; ++q) /* a fixed-size copy: one 4-byte move */
+                memcpy(o + q * 2 * 64, w + 4 * q, 4);
+            if (full < K4)
+                memcpy(o + full * 2 * 64, w + 4 * full, K - 4 * full);
+        }
     }
 }
 
