@@ -14,6 +14,7 @@
  * AVX-512, else 2), and threads split the rows of weight when the work is large.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "simd_synet.h"
@@ -211,6 +212,164 @@ SB_INLINE void rows_block(size_t M, size_t N, size_t K, const uint8_t * src, con
     }
 }
 
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT) /* intrinsics the emulation header does not provide */
+#define PACKED 1
+/* AVX-512 (precise: VNNI only), M >= PR: a register-blocked GEMM over weight packed per call. Each thread packs 32 rows of weight at a time
+   (a panel) so that one zmm holds 16 outputs x 4 consecutive k (vpdpbusd's layout), then sweeps every row of src
+   over the panel: PR rows x 2 vectors of accumulators, each step one 4-byte broadcast of src per row and two
+   panel loads for 2*PR vpdpbusd (precise) or maddubs + vpdpwssd pairs (saturating: the pair (2m, 2m+1) of the
+   contract is adjacent inside each 4-byte group, and vpdpwssd adds the two clamped pair sums to int32 exactly).
+   No horizontal reductions, and the weight bytes are read once per call instead of once per PR rows of src (the
+   dot-product form above is load-bound). K's tail and the panel's missing rows are zero-padded: a zero product
+   changes neither sum, and an odd last product is paired with 0 exactly as the contract says. */
+#define PR 12
+#define PANEL 32
+
+/* The panel of weight rows [j0, j0 + jn) (jn <= 32), K4 groups of 4 k: out[(g * 2 + h) * 64 + t * 4 + b] =
+   weight[j0 + h * 16 + t][4 * g + b], zero where the row or k is past the end. */
+/* 16 rows of 16 int32 (r[t] = row t) transposed in registers: r[g] becomes group g of every row. */
+SB_INLINE void transpose16(__m512i r[16])
+{
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) { /* 128-bit lane L of u[4i + c]: column 4L + c of rows 4i .. 4i + 3 */
+        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int c = 0; c < 4; ++c) {
+        __m512i v1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), v2 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xEE);
+        __m512i w1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44), w2 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xEE);
+        r[c] = _mm512_shuffle_i32x4(v1, w1, 0x88);
+        r[4 + c] = _mm512_shuffle_i32x4(v1, w1, 0xDD);
+        r[8 + c] = _mm512_shuffle_i32x4(v2, w2, 0x88);
+        r[12 + c] = _mm512_shuffle_i32x4(v2, w2, 0xDD);
+    }
+}
+
+/* The panel of weight rows [j0, j0 + jn) (jn <= 32), K4 groups of 4 k: out[(g * 2 + h) * 64 + t * 4 + b] =
+   weight[j0 + h * 16 + t][4 * g + b], zero where the row or k is past the end. Whole halves of 16 rows go 64 bytes
+   of K at a time through a register transpose (4-byte moves made the packing a quarter of the M = 64 call). */
+static void pack_panel(const int8_t * weight, size_t K, size_t j0, size_t jn, size_t K4, int8_t * out)
+{
+    const size_t full = K / 4;
+    if (jn < PANEL || full < K4)
+        memset(out, 0, K4 * PANEL * 4);
+    for (size_t h = 0; h < 2; ++h) {
+        size_t t0 = h * 16, t1 = jn < t0 + 16 ? jn : t0 + 16, g = 0;
+        if (t1 == t0 + 16)
+            for (; g + 16 <= full; g += 16) {
+                __m512i r[16];
+                for (int t = 0; t < 16; ++t)
+                    r[t] = _mm512_loadu_si512(weight + (j0 + t0 + t) * K + 4 * g);
+                transpose16(r);
+                for (int q = 0; q < 16; ++q)
+                    _mm512_storeu_si512(out + ((g + q) * 2 + h) * 64, r[q]);
+            }
+        for (size_t t = t0; t < t1; ++t) { /* the rest: K's last groups, or a half with fewer than 16 rows */
+            const int8_t * w = weight + (j0 + t) * K;
+            int8_t * o = out + h * 64 + (t - t0) * 4;
+            for (size_t q = g; q < full; ++q) /* a fixed-size copy: one 4-byte move */
+                memcpy(o + q * 2 * 64, w + 4 * q, 4);
+            if (full < K4)
+                memcpy(o + full * 2 * 64, w + 4 * full, K - 4 * full);
+        }
+    }
+}
+
+/* 4 bytes of src row s at group g as an int32 for the broadcast, zero-padded past K. */
+SB_INLINE int32_t src4(const uint8_t * s, size_t K, size_t g)
+{
+    int32_t v = 0;
+    size_t k = 4 * g;
+    memcpy(&v, s + k, K - k < 4 ? K - k : 4);
+    return v;
+}
+
+SB_INLINE void panel_rows(const int rows, const uint8_t * src, size_t K, size_t K4, const int8_t * panel,
+    int32_t * dst, size_t N, size_t jn, const int precise)
+{
+    __m512i acc[PR][2];
+    for (int r = 0; r < rows; ++r)
+        acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+    const __m512i ones = _mm512_set1_epi16(1);
+    const size_t full = K / 4; /* groups read straight from src; the last partial one is padded */
+    for (size_t g = 0; g < K4; ++g) {
+        __m512i w0 = _mm512_loadu_si512(panel + g * 128), w1 = _mm512_loadu_si512(panel + g * 128 + 64);
+        for (int r = 0; r < rows; ++r) {
+            int32_t v;
+            if (g < full)
+                memcpy(&v, src + r * K + 4 * g, 4);
+            else
+                v = src4(src + r * K, K, g);
+            __m512i x = _mm512_set1_epi32(v);
+#if VNNI
+            if (precise) {
+                acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x, w0);
+                acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x, w1);
+            } else {
+                acc[r][0] = _mm512_dpwssd_epi32(acc[r][0], _mm512_maddubs_epi16(x, w0), ones);
+                acc[r][1] = _mm512_dpwssd_epi32(acc[r][1], _mm512_maddubs_epi16(x, w1), ones);
+            }
+#else
+            (void)precise; /* saturating only (see body) */
+            acc[r][0] = _mm512_add_epi32(acc[r][0], _mm512_madd_epi16(_mm512_maddubs_epi16(x, w0), ones));
+            acc[r][1] = _mm512_add_epi32(acc[r][1], _mm512_madd_epi16(_mm512_maddubs_epi16(x, w1), ones));
+#endif
+        }
+    }
+    for (int r = 0; r < rows; ++r) {
+        int32_t * d = dst + r * N;
+        if (jn >= 32) {
+            _mm512_storeu_si512(d, acc[r][0]);
+            _mm512_storeu_si512(d + 16, acc[r][1]);
+        } else if (jn > 16) {
+            _mm512_storeu_si512(d, acc[r][0]);
+            _mm512_mask_storeu_epi32(d + 16, (__mmask16)((1u << (jn - 16)) - 1), acc[r][1]);
+        } else {
+            _mm512_mask_storeu_epi32(d, (__mmask16)((1u << jn) - 1), acc[r][0]);
+        }
+    }
+}
+
+/* Rows of weight [j0, j1) against every row of src; returns 0 when the panel buffer cannot be allocated (the caller
+   then takes the dot-product path). */
+static int packed_block(size_t M, size_t N, size_t K, const uint8_t * src, const int8_t * weight, int32_t * dst,
+    size_t j0, size_t j1, const int precise)
+{
+    const size_t K4 = (K + 3) / 4;
+    int8_t * panel = (int8_t *)aligned_alloc(64, K4 * PANEL * 4);
+    if (panel == NULL)
+        return 0;
+    for (size_t j = j0; j < j1; j += PANEL) {
+        size_t jn = j1 - j < PANEL ? j1 - j : PANEL;
+        pack_panel(weight, K, j, jn, K4, panel);
+        /* Rows in ceil(M / PR) blocks of near-equal size (64 = 6 x 10.7, not 5 x 12 + 4: a short last block
+           leaves most of the registers idle for a whole sweep of the panel). */
+        const size_t blocks = (M + PR - 1) / PR;
+        for (size_t b = 0, i = 0; b < blocks; ++b) {
+            const size_t rows = M / blocks + (b < M % blocks);
+            const uint8_t * s = src + i * K;
+            int32_t * d = dst + i * N + j;
+            switch (rows) { /* each count its own inlined kernel */
+#define SB_ROWS_CASE(n) case n: panel_rows(n, s, K, K4, panel, d, N, jn, precise); break;
+            SB_ROWS_CASE(12) SB_ROWS_CASE(11) SB_ROWS_CASE(10) SB_ROWS_CASE(9) SB_ROWS_CASE(8) SB_ROWS_CASE(7)
+            SB_ROWS_CASE(6) SB_ROWS_CASE(5) SB_ROWS_CASE(4) SB_ROWS_CASE(3) SB_ROWS_CASE(2) SB_ROWS_CASE(1)
+#undef SB_ROWS_CASE
+            default: break;
+            }
+            i += rows;
+        }
+    }
+    free(panel);
+    return 1;
+}
+#endif
+
 #else /* base: scalar, exactly the contract's loops */
 
 SB_INLINE void rows_block(size_t M, size_t N, size_t K, const uint8_t * src, const int8_t * weight, int32_t * dst,
@@ -251,6 +410,10 @@ typedef struct {
 static void body(void * arg, size_t begin, size_t end)
 {
     const job8i * j = (const job8i *)arg;
+#if defined(PACKED)
+    if ((VNNI || !j->precise) && j->M >= PR && j->K >= 16 && packed_block(j->M, j->N, j->K, j->src, j->weight, j->dst, begin, end, j->precise))
+        return;
+#endif
     if (j->precise)
         rows_block(j->M, j->N, j->K, j->src, j->weight, j->dst, begin, end, 1);
     else
@@ -266,5 +429,5 @@ void SB_FN(inner_product_8i)(size_t M, size_t N, size_t K, const uint8_t * src, 
     if ((double)M * N * K < PARALLEL_WORK)
         body(&j, 0, N);
     else
-        sb_parallel_for(N, 4, body, &j);
+        sb_parallel_for(N, 32, body, &j); /* whole panels (VNNI) and whole blocks of 4 */
 }

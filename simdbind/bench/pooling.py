@@ -1,6 +1,8 @@
 """Benchmarks of the pooling family: typical CNN pooling layers, NCHW and NHWC, against PyTorch (single thread).
 
-Work is counted in bytes moved (input read once + output written once), reported as GB/s.
+Work is counted in bytes moved (input read once + output written once), reported as GB/s. Each case also lists
+``memcpy``: ``np.copyto`` between two buffers of half that many bytes each, so that it moves the same bytes: the
+memory bound of a layer that reads its input once.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def cases(quick: bool = False) -> list[dict]:
                     return lambda: simdbind.pooling_average(x, k, stride=s, pad=p, layout=layout, exclude_pad=False,
                                                             out=out, library=library)
 
-                peers = {}
+                half = np.zeros(work // 2, np.uint8)
+                peers = {"memcpy": lambda a=half, b=half.copy(): np.copyto(b, a)}
                 if torch is not None:
                     t = torch.from_numpy(nchw)
                     if layout == "nhwc":
