@@ -4,8 +4,8 @@
  * Weights [C][1][kY][kX]; one plane at a time, vectors along the output row over the columns whose taps all lie
  * inside the image, the border columns tap by tap. 3x3 kernels (dilation 1, x-stride 1 or 2), on rows whose three
  * kernel rows are inside: the nine weights stay in registers, and blocks of up to four rows (y-stride 1 or 2) and
- * two vectors share every source load; at x-stride 2 the plane is first split by column parity so that every tap
- * reads consecutive floats.
+ * two vectors share every source load (at AVX-512 the border columns too, through masked lanes); at x-stride 2 the
+ * plane is first split by column parity so that every tap reads consecutive floats.
  * See conv_depthwise.h.
  */
 #include "convolution/conv_depthwise.h"
@@ -39,9 +39,12 @@ static float dw_nchw_point(const SimdConvolutionParameters * p, const float * pl
    of the first output row reads in its top kernel row; source rows are ls apart, and output row r starts r * SY
    source rows lower (SY: the stride along y). w holds the nine weights broadcast, out the first output (rows ld
    apart). A source vector is loaded once for every output row it feeds; the R * V sums are independent chains of
-   multiply-adds (one chain alone waits on each result). */
+   multiply-adds (one chain alone waits on each result). With EDGE (AVX-512 only), bit l of ok[kx * 2 + v] (and
+   lane l of inside[kx * 2 + v], all ones) marks a lane whose tap kx reads inside the row: the others are neither
+   loaded (masked loads do not fault) nor added, so a vector over border columns computes them with the same
+   operations as dw3_nchw_point. */
 SB_INLINE void dw3_nchw_block(const float * const * tap, size_t ls, const vf * w, float * out, size_t ld, const int R,
-    const int V, const int SY)
+    const int V, const int SY, const int EDGE, const unsigned * ok, const vi * inside)
 {
     vf acc[DW_ROWS][2];
     DW_UNROLL
@@ -55,12 +58,24 @@ SB_INLINE void dw3_nchw_block(const float * const * tap, size_t ls, const vf * w
         for (int kx = 0; kx < 3; ++kx)
             DW_UNROLL
             for (int v = 0; v < V; ++v) {
-                vf x = vload(tap[kx] + (size_t)i * ls + v * SB_W);
+                const float * at = tap[kx] + (size_t)i * ls + v * SB_W;
+#if SB_ISA_AT_LEAST(3)
+                vf x = EDGE ? (vf)_mm512_maskz_loadu_ps((__mmask16)ok[kx * 2 + v], at) : vload(at);
+#else
+                vf x = vload(at);
+#endif
                 DW_UNROLL
                 for (int r = 0; r < R; ++r) {
                     int ky = i - r * SY;
-                    if (ky >= 0 && ky < 3)
-                        acc[r][v] = vfmadd(x, w[ky * 3 + kx], acc[r][v]);
+                    if (ky >= 0 && ky < 3) {
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+                        acc[r][v] = EDGE ? (vf)_mm512_mask3_fmadd_ps((__m512)x, (__m512)w[ky * 3 + kx],
+                            (__m512)acc[r][v], (__mmask16)ok[kx * 2 + v]) : vfmadd(x, w[ky * 3 + kx], acc[r][v]);
+#else
+                        vf sum = vfmadd(x, w[ky * 3 + kx], acc[r][v]);
+                        acc[r][v] = EDGE ? vselect(inside[kx * 2 + v], sum, acc[r][v]) : sum;
+#endif
+                    }
                 }
             }
     DW_UNROLL
@@ -145,15 +160,58 @@ SB_INLINE void dw3_nchw_rows_of(const SimdConvolutionParameters * p, const float
             base[kx] = split + (2 * sy + (size_t)(o - 2 * down)) * half + (size_t)down;
         }
     }
+#if SB_ISA_AT_LEAST(3)
+    /* AVX-512: vectors over the whole row, the border columns included through masked taps (dw3_nchw_block's
+       EDGE) instead of tap by tap: 1.17x at stride 1 on 56x56 planes (128 and 144 channels), as fast at stride 2.
+       Outputs [first[kx], last[kx]) read inside with tap kx. */
+    (void)xr;
+    ptrdiff_t first[3], last[3];
+    for (int kx = 0; kx < 3; ++kx) {
+        ptrdiff_t o = (ptrdiff_t)p->padX - kx, hi = (ptrdiff_t)W - 1 + o; /* dx*sX >= o, dx*sX <= hi */
+        first[kx] = o <= 0 ? 0 : (o + (ptrdiff_t)sX - 1) / (ptrdiff_t)sX;
+        last[kx] = hi < 0 ? 0 : hi / (ptrdiff_t)sX + 1;
+    }
+    for (size_t dx = 0; dx < dW;) {
+        int V = 2 * R <= DW_SUMS && dx + 2 * SB_W <= dW ? 2 : 1;
+        if (V == 1 && dx + SB_W > dW) /* the last vector moves back to end at dW (same operations on the overlap) */
+            dx = dW - SB_W;
+        const float * tap[3] = {base[0] + dx, base[1] + dx, base[2] + dx};
+        if (dx >= in0 && dx + (size_t)V * SB_W <= in1) {
+            if (V == 2)
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL);
+            else
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL);
+        } else {
+            unsigned ok[6] = {0};
+            vi inside[6];
+            for (int kx = 0; kx < 3; ++kx)
+                for (int v = 0; v < V; ++v) {
+                    ptrdiff_t e = (ptrdiff_t)dx + v * SB_W, lo = first[kx] - e, hi = last[kx] - e;
+                    lo = lo < 0 ? 0 : lo > SB_W ? SB_W : lo;
+                    hi = hi < lo ? lo : hi > SB_W ? SB_W : hi;
+                    ok[kx * 2 + v] = (unsigned)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
+#ifdef SB_EMULATED_UNIT
+                    for (int l = 0; l < SB_W; ++l)
+                        inside[kx * 2 + v][l] = l >= lo && l < hi ? -1 : 0;
+#endif
+                }
+            if (V == 2)
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 1, ok, inside);
+            else
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 1, ok, inside);
+        }
+        dx += (size_t)V * SB_W;
+    }
+#else
     for (size_t dx = in0; dx < in1;) {
         int V = 2 * R <= DW_SUMS && dx + 2 * SB_W <= in1 ? 2 : 1;
         if (V == 1 && dx + SB_W > in1) /* the last vector moves back to end at in1 (same operations on the overlap) */
             dx = in1 - SB_W;
         const float * tap[3] = {base[0] + dx, base[1] + dx, base[2] + dx};
         if (V == 2)
-            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY);
+            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL);
         else
-            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY);
+            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL);
         dx += (size_t)V * SB_W;
     }
     const float * top = plane + sy * W - p->padX; /* + dx * sX: wraps back in range */
@@ -166,6 +224,7 @@ SB_INLINE void dw3_nchw_rows_of(const SimdConvolutionParameters * p, const float
         taps_of(xr, dx, sX, p->padX, 1, W, 3, &kx0, &kx1);
         dw3_nchw_point(top + dx * sX, W, w, row + dx, dW, R, SY, kx0, kx1);
     }
+#endif
 }
 
 /* dw3_nchw_rows_of with R (1, 2 or DW_ROWS) and the y-stride SY as constants: one copy per case. */
