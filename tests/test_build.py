@@ -1,14 +1,17 @@
-"""The build's guarantees: kernel signatures checked by the compiler."""
+"""The build's guarantees: kernel signatures checked by the compiler, and a release library without debug info."""
 
 from __future__ import annotations
 
 import os
 import shlex
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from simdbind.library import bundled_path
 
 CSRC = Path(__file__).resolve().parent.parent / "csrc"
 
@@ -57,3 +60,25 @@ def test_a_kernel_that_drifts_from_its_declaration_does_not_compile(tmp_path: Pa
     result = _compile_unit(tmp_path, isa, text.replace(line, drifted))
     assert result.returncode != 0
     assert "conflicting types" in result.stderr, result.stderr
+
+
+def _elf_section_names(path: str) -> list[str]:
+    """Section names of a 64-bit little-endian ELF file (the shared libraries this project builds on Linux)."""
+    data = Path(path).read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, f"{path}: not a 64-bit little-endian ELF file"
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    strtab_offset = headers[shstrndx][4]
+    names = []
+    for name_offset, *_ in headers:
+        start = strtab_offset + name_offset
+        names.append(data[start:data.index(b"\0", start)].decode())
+    return names
+
+
+@pytest.mark.skipif(not bundled_path().endswith(".so"), reason="the section check reads ELF shared libraries")
+def test_the_bundled_library_carries_no_debug_information() -> None:
+    names = _elf_section_names(bundled_path())
+    assert ".text" in names  # the reader found the real section table
+    assert [n for n in names if n.startswith(".debug")] == [], f"{bundled_path()} has debug sections"
