@@ -9,12 +9,16 @@ profile=${1:-ci}
 shift || true
 
 venv=build/asan-venv
+sanitizers=-fsanitize=address,undefined
 python3 -m venv "$venv"
-"$venv/bin/python" -m pip install -q cffi numpy "setuptools>=77"
-export SIMDBIND_CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
-export SIMDBIND_LDFLAGS="-fsanitize=address,undefined"
-# A regular (non-editable) install builds a separate copy of the extension inside the venv.
-"$venv/bin/python" -m pip install -q --no-build-isolation --force-reinstall --no-deps .
+"$venv/bin/python" -m pip install -q cffi numpy
+# A regular (non-editable) install into the venv, built in its own build directory (CMakeLists.txt's
+# SIMDBIND_C_FLAGS / SIMDBIND_LINK_FLAGS; Debug: no -O3, the flags below choose the optimization).
+"$venv/bin/python" -m pip install -q --force-reinstall --no-deps \
+    -C build-dir=build/asan -C cmake.build-type=Debug \
+    -C "cmake.define.SIMDBIND_C_FLAGS=-O1 -g -fno-omit-frame-pointer $sanitizers -fno-sanitize-recover=all" \
+    -C "cmake.define.SIMDBIND_LINK_FLAGS=$sanitizers" \
+    .
 
 cc=${CC:-cc}
 # Python itself is not instrumented: preload the runtimes; leaks are checked separately (tools/leakcheck.py).

@@ -20,22 +20,11 @@
 
 #include "simd_synet.h"
 #include "simdbind_ext.h"
-#include "internal/dispatch.h"
-#include "convolution/conv.h"
+#include "internal/kernels.h"
 
-#define CONV_FORWARD_ARGS (const conv_ctx *, const float *, float *, float *)
-SB_DECLARE(conv_forward_gemm, void, CONV_FORWARD_ARGS);
-SB_DECLARE(conv_forward_1x1, void, CONV_FORWARD_ARGS);
-SB_DECLARE(conv_forward_dw_nhwc, void, CONV_FORWARD_ARGS);
-SB_DECLARE(conv_forward_dw_nchw, void, CONV_FORWARD_ARGS);
-SB_DECLARE(conv_forward_winograd2, void, CONV_FORWARD_ARGS);
-SB_DECLARE(conv_forward_winograd4, void, CONV_FORWARD_ARGS);
-SB_DECLARE(conv_forward_direct_nhwc, void, CONV_FORWARD_ARGS);
+static sb_conv_pack_nhwc_fn * const pack_nhwc_table[SB_ISA_COUNT] = SB_TABLE(conv_pack_nhwc);
 
-SB_DECLARE(conv_pack_nhwc, float *, (const conv_ctx *, const float *, size_t *));
-static const conv_pack_fn pack_nhwc_table[SB_ISA_COUNT] = SB_TABLE(conv_pack_nhwc);
-
-static const conv_forward_fn forward_table[CONV_ALGO_COUNT][SB_ISA_COUNT] = {
+static conv_forward_sig * const forward_table[CONV_ALGO_COUNT][SB_ISA_COUNT] = {
     [CONV_ALGO_GEMM] = SB_TABLE(conv_forward_gemm),
     [CONV_ALGO_1X1] = SB_TABLE(conv_forward_1x1),
     [CONV_ALGO_DW_NHWC] = SB_TABLE(conv_forward_dw_nhwc),
@@ -251,7 +240,7 @@ SIMD_API void SimdSynetConvolution32fSetParams(void * context, const float * wei
         size_t size = 0;
         float * hwio = c->p.srcF == SimdTensorFormatNchw ? oihw_to_hwio(&c->p, weight) : NULL;
         float * packed = c->p.srcF == SimdTensorFormatNchw && hwio == NULL ? NULL
-            : pack_nhwc_table[c->isa](c, hwio ? hwio : weight, &size);
+            : SB_VARIANT(pack_nhwc_table, c->isa)(c, hwio ? hwio : weight, &size);
         free(hwio);
         free(c->packed);
         c->packed = packed;
@@ -281,5 +270,5 @@ SIMD_API void SimdSynetConvolution32fForward(void * context, const float * src, 
         }
         buf = c->buffer;
     }
-    forward_table[c->algo][c->isa](c, src, buf, dst);
+    SB_VARIANT(forward_table[c->algo], c->isa)(c, src, buf, dst);
 }

@@ -2,7 +2,7 @@
  * conv.h: the FP32 convolution context shared by csrc/convolution/api.c and the per-ISA algorithm sources.
  *
  * A context records the parameters, the batch, the ISA selected at Init and the algorithm chosen for the shape.
- * Every algorithm has one entry point per ISA with the signature of conv_forward_fn; api.c calls the variant of the
+ * Every algorithm has one entry point per ISA with the signature conv_forward_sig; api.c calls the variant of the
  * ISA recorded at Init, so a context keeps its algorithm and its numerics whatever ISA is selected later.
  *
  * Geometry (spec 3.10.2): output (dy, dx) with tap (ky, kx) reads input row dy*strideY + ky*dilationY - padY and
@@ -65,9 +65,17 @@ typedef struct conv_ctx {
     char info[48];
 } conv_ctx;
 
-typedef void (*conv_forward_fn)(const conv_ctx * ctx, const float * src, float * buf, float * dst);
+/* The algorithms' entry points: dst from src, with buf as scratch (ExternalBufferSize floats). */
+typedef void conv_forward_sig(const conv_ctx * ctx, const float * src, float * buf, float * dst);
+SB_KERNEL(conv_forward_gemm, conv_forward_sig);
+SB_KERNEL(conv_forward_1x1, conv_forward_sig);
+SB_KERNEL(conv_forward_dw_nhwc, conv_forward_sig);
+SB_KERNEL(conv_forward_dw_nchw, conv_forward_sig);
+SB_KERNEL(conv_forward_winograd2, conv_forward_sig);
+SB_KERNEL(conv_forward_winograd4, conv_forward_sig);
+SB_KERNEL(conv_forward_direct_nhwc, conv_forward_sig);
 /* Transforms the weights for the algorithms that keep their own copy; returns the new array (malloc) or NULL. */
-typedef float * (*conv_pack_fn)(const conv_ctx * ctx, const float * weight, size_t * size);
+SB_KERNEL(conv_pack_nhwc, float *(const conv_ctx * ctx, const float * weight, size_t * size));
 
 /* The outputs d in [*begin, *end) of a row (or column) whose tap reads input index d*stride + offset inside
    [0, size); outputs outside the range read padding. */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "simd_synet.h"
+#include "internal/activation.h"
 #include "internal/gemm.h"
 
 /* MR rows x NV vectors of accumulators: 12 of 16 registers (sse41, avx2), 24 of 32 (avx512). */

@@ -16,31 +16,14 @@
 #include <string.h>
 
 #include "simd_synet.h"
-#include "internal/dispatch.h"
+#include "internal/kernels.h"
 
-#include "internal/epilogue.h"
 
-typedef void (*gemm_fn)(size_t, size_t, size_t, const float *, size_t, const float *, size_t, float *, size_t,
-    const sb_epilogue *);
-typedef size_t (*packed_size_fn)(size_t, size_t);
-typedef void (*pack_fn)(size_t, size_t, const float *, size_t, int, float *);
-typedef void (*packed_fn)(size_t, size_t, size_t, const float *, size_t, const float *, float *, size_t,
-    const sb_epilogue *);
-
-SB_DECLARE(gemm32f_nn, void, (size_t, size_t, size_t, const float *, size_t, const float *, size_t, float *, size_t,
-    const sb_epilogue *));
-SB_DECLARE(gemm32f_nt, void, (size_t, size_t, size_t, const float *, size_t, const float *, size_t, float *, size_t,
-    const sb_epilogue *));
-SB_DECLARE(gemm32f_packed_size, size_t, (size_t, size_t));
-SB_DECLARE(gemm32f_pack_b, void, (size_t, size_t, const float *, size_t, int, float *));
-SB_DECLARE(gemm32f_packed, void, (size_t, size_t, size_t, const float *, size_t, const float *, float *, size_t,
-    const sb_epilogue *));
-
-static const gemm_fn gemm_nn_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_nn);
-static const gemm_fn gemm_nt_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_nt);
-static const packed_size_fn packed_size_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_packed_size);
-static const pack_fn pack_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_pack_b);
-static const packed_fn packed_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_packed);
+static sb_gemm32f_nn_fn * const gemm_nn_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_nn);
+static sb_gemm32f_nt_fn * const gemm_nt_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_nt);
+static sb_gemm32f_packed_size_fn * const packed_size_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_packed_size);
+static sb_gemm32f_pack_b_fn * const pack_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_pack_b);
+static sb_gemm32f_packed_fn * const packed_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_packed);
 
 typedef struct {
     sb_context base;
@@ -129,10 +112,10 @@ SIMD_API void SimdSynetInnerProduct32fSetParams(void * context, const float * we
         c->params = copy;
     }
     if (c->constB && weight != NULL && c->N && c->K) {
-        size_t size = packed_size_table[c->isa](c->N, c->K);
+        size_t size = SB_VARIANT(packed_size_table, c->isa)(c->N, c->K);
         float * packed = (float *)aligned_alloc(64, (size * sizeof(float) + 63) & ~(size_t)63);
         if (packed != NULL) {
-            pack_table[c->isa](c->N, c->K, weight, c->transB ? c->K : c->N, c->transB, packed);
+            SB_VARIANT(pack_table, c->isa)(c->N, c->K, weight, c->transB ? c->K : c->N, c->transB, packed);
             c->packed = packed, c->packed_size = size;
             if (internal)
                 *internal = SimdTrue;
@@ -151,7 +134,7 @@ SIMD_API void SimdSynetInnerProduct32fForward(void * context, const float * A, c
         && c->activation != SimdConvolutionActivationGelu && c->params == NULL)
         e.activation = SimdConvolutionActivationIdentity; /* no params were given: nothing safe to read */
     if (c->constB && c->packed != NULL) {
-        packed_table[c->isa](c->M, c->N, c->K, A, c->K, c->packed, C, c->N, &e);
+        SB_VARIANT(packed_table, c->isa)(c->M, c->N, c->K, A, c->K, c->packed, C, c->N, &e);
         return;
     }
     const float * b = c->constB ? c->weight : B;
@@ -160,9 +143,9 @@ SIMD_API void SimdSynetInnerProduct32fForward(void * context, const float * A, c
     if (b == NULL)
         return;
     if (c->transB)
-        gemm_nt_table[c->isa](c->M, c->N, c->K, A, c->K, b, c->K, C, c->N, &e);
+        SB_VARIANT(gemm_nt_table, c->isa)(c->M, c->N, c->K, A, c->K, b, c->K, C, c->N, &e);
     else
-        gemm_nn_table[c->isa](c->M, c->N, c->K, A, c->K, b, c->N, C, c->N, &e);
+        SB_VARIANT(gemm_nn_table, c->isa)(c->M, c->N, c->K, A, c->K, b, c->N, C, c->N, &e);
 }
 
 SIMD_API void SimdSynetInnerProductLayerForward(const float * src, const float * weight, const float * bias,
@@ -172,9 +155,7 @@ SIMD_API void SimdSynetInnerProductLayerForward(const float * src, const float *
     SB_PICK(gemm_nt_table)(1, count, size, src, size, weight, size, dst, count, &e);
 }
 
-typedef void (*ip8i_fn)(size_t, size_t, size_t, const uint8_t *, const int8_t *, int32_t *, int);
-SB_DECLARE(inner_product_8i, void, (size_t, size_t, size_t, const uint8_t *, const int8_t *, int32_t *, int));
-static const ip8i_fn ip8i_table[SB_ISA_COUNT] = SB_TABLE(inner_product_8i);
+static sb_inner_product_8i_fn * const ip8i_table[SB_ISA_COUNT] = SB_TABLE(inner_product_8i);
 
 /* Precise when (compatibility & 12) == 0 (SimdSynetCompatibility8iPrecise), pairwise int16 saturation otherwise;
    this library honours the flag (upstream's default build always saturates, spec 3.9). */

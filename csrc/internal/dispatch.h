@@ -1,9 +1,10 @@
 /*
  * dispatch.h: how an exported function reaches the kernel of the selected ISA.
  *
- * Every *.dispatch.c kernel source is compiled once per ISA (build_simd.py generates one small translation unit
- * per source and ISA, see internal/target.h). Inside such a source, SB_FN(name) expands to sb_<name>_<isa>.
- * The family's API file, compiled once, declares the variants with SB_DECLARE and calls through SB_TABLE.
+ * Every *.dispatch.c kernel source is compiled once per ISA it lists in CMakeLists.txt (one generated unit per
+ * source and ISA, see internal/target.h). Inside such a source, SB_FN(name) expands to sb_<name>_<isa>.
+ * Each kernel's signature is written once, with SB_KERNEL (internal/kernels.h lists them all); the family's API
+ * file, compiled once, calls the variants through a table made with SB_TABLE.
  */
 #ifndef SB_DISPATCH_H
 #define SB_DISPATCH_H
@@ -24,19 +25,37 @@ int sb_isa(void);
 #define SB_CAT2_(a, b) a##b
 #define SB_CAT2(a, b) SB_CAT2_(a, b)
 
+/* SB_KERNEL(name, signature): kernel `name` has the type of `signature`, a function type or a function whose type
+   it shares (an exported one). Written once for both sides: a kernel unit declares its own ISA's variant, so a
+   definition that drifts from the signature fails to compile; elsewhere every variant is declared, for SB_TABLE.
+   A kernel source built for no ISA above avx512bw has no avx512vnni variant: that declaration is weak, its address
+   is NULL, and SB_VARIANT runs the avx512bw variant instead. */
+#define SB_KERNEL(name, signature) typedef __typeof__(signature) sb_##name##_fn; SB_KERNEL_VARIANTS_(name)
+#if defined(SB_SUFFIX)
+#define SB_KERNEL_VARIANTS_(name) extern sb_##name##_fn SB_CAT2(sb_##name, SB_SUFFIX)
+#elif SB_X86
+#define SB_KERNEL_VARIANTS_(name) \
+    extern sb_##name##_fn sb_##name##_base, sb_##name##_sse41, sb_##name##_avx2, sb_##name##_avx512bw; \
+    extern sb_##name##_fn sb_##name##_avx512vnni __attribute__((weak, visibility("hidden")))
+#else
+#define SB_KERNEL_VARIANTS_(name) extern sb_##name##_fn sb_##name##_base
+#endif
+
+/* The variants of kernel `name`, indexed by ISA: static sb_<name>_fn * const table[SB_ISA_COUNT] = SB_TABLE(name) */
 #if SB_X86
-#define SB_DECLARE(name, ret, args) \
-    ret sb_##name##_base args; ret sb_##name##_sse41 args; ret sb_##name##_avx2 args; \
-    ret sb_##name##_avx512bw args; ret sb_##name##_avx512vnni args
 #define SB_TABLE(name) \
     { sb_##name##_base, sb_##name##_sse41, sb_##name##_avx2, sb_##name##_avx512bw, sb_##name##_avx512vnni }
 #else
-#define SB_DECLARE(name, ret, args) ret sb_##name##_base args
 #define SB_TABLE(name) { sb_##name##_base, sb_##name##_base, sb_##name##_base, sb_##name##_base, sb_##name##_base }
 #endif
 
-/* The variant of kernel `name` for the selected ISA, from a table declared with SB_TABLE. */
-#define SB_PICK(table) ((table)[sb_isa()])
+/* The variant of a table for ISA `isa` (isa evaluated once), and for the ISA selected now. */
+static inline int sb_variant_isa(int has_avx512vnni, int isa)
+{
+    return isa == SB_ISA_AVX512VNNI && !has_avx512vnni ? SB_ISA_AVX512BW : isa;
+}
+#define SB_VARIANT(table, isa) ((table)[sb_variant_isa((table)[SB_ISA_AVX512VNNI] != 0, (isa))])
+#define SB_PICK(table) SB_VARIANT(table, sb_isa())
 
 /* Contexts: every object returned by an ...Init starts with this header so that SimdRelease can free any of them. */
 typedef struct sb_context {

@@ -88,6 +88,14 @@ SBE __m512 sbe_max_ps(__m512 a, __m512 b)
     return (__m512)r;
 }
 
+/* MINPS: likewise. */
+SBE __m512 sbe_min_ps(__m512 a, __m512 b)
+{
+    sbe_f32x16 x = (sbe_f32x16)a, y = (sbe_f32x16)b, r;
+    for (int i = 0; i < 16; ++i) r[i] = x[i] < y[i] ? x[i] : y[i];
+    return (__m512)r;
+}
+
 SBE __m512i sbe_max_epu8(__m512i a, __m512i b)
 {
     sbe_u8x64 x = (sbe_u8x64)a, y = (sbe_u8x64)b, r;
@@ -199,6 +207,7 @@ SBE __m256i sbe_extracti64x4_epi64(__m512i a, int index)
 #undef _mm512_roundscale_ps
 #define _mm512_roundscale_ps sbe_roundscale_ps
 #define _mm512_max_ps sbe_max_ps
+#define _mm512_min_ps sbe_min_ps
 #define _mm512_max_epu8 sbe_max_epu8
 #define _mm512_test_epi32_mask sbe_test_epi32_mask
 #undef _mm512_slli_epi32

@@ -1,9 +1,10 @@
 /*
  * target.h: opens a translation unit that compiles one *.dispatch.c source for one ISA.
  *
- * The generated unit defines exactly one SB_TARGET_<ISA> macro, includes this header, then the kernel source.
- * Instead of per-file compiler flags (which cffi's setuptools integration cannot give), the ISA is switched on
- * with a target pragma, so every unit builds with the same command line.
+ * The generated unit (CMakeLists.txt) defines exactly one SB_TARGET_<ISA> macro, includes this header, then the
+ * kernel source. The ISA is switched on with a target pragma rather than per-unit -m flags: every unit builds with
+ * the same command line, and the special builds' flags (tools/emulate_avx512.sh) stay one list.
+ * Every kernel's declaration comes with it (internal/kernels.h), so each definition is checked against it.
  */
 #ifndef SB_TARGET_H
 #define SB_TARGET_H
@@ -66,5 +67,6 @@ SB_PRAGMA(GCC target(SB_TARGET_FEATURES))
 #define SB_FN(name) SB_CAT2(sb_##name, SB_SUFFIX)
 
 #include "internal/vec.h"
+#include "internal/kernels.h"
 
 #endif /* SB_TARGET_H */

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <math.h>
 
+#include "internal/bf16.h"
+
 #if SB_ISA_AT_LEAST(3)
 #define SB_W 16
 #elif SB_ISA_AT_LEAST(2)
@@ -86,9 +88,48 @@ SB_INLINE vf vfloat_bits(vi v) { return (vf)v; }
 SB_INLINE vf vselect(vi mask, vf a, vf b) { return (vf)((mask & (vi)a) | (~mask & (vi)b)); }
 SB_INLINE vi vselecti(vi mask, vi a, vi b) { return (mask & a) | (~mask & b); }
 
-/* Upstream's Max/Min: a > b ? a : b and a < b ? a : b, so a NaN in either operand yields b (like maxps/minps). */
-SB_INLINE vf vmax(vf a, vf b) { return vselect(a > b, a, b); }
-SB_INLINE vf vmin(vf a, vf b) { return vselect(a < b, a, b); }
+/* Upstream's Max/Min: a > b ? a : b and a < b ? a : b, so a NaN in either operand yields b, and so does a pair of
+   zeros: exactly what maxps/minps compute (GCC does not find them from the comparison-and-select spelling). */
+SB_INLINE vf vmax(vf a, vf b)
+{
+#if SB_ISA_AT_LEAST(3)
+    return (vf)_mm512_max_ps((__m512)a, (__m512)b);
+#elif SB_ISA_AT_LEAST(2)
+    return (vf)_mm256_max_ps((__m256)a, (__m256)b);
+#elif defined(__SSE2__)
+    return (vf)_mm_max_ps((__m128)a, (__m128)b);
+#else
+    return vselect(a > b, a, b);
+#endif
+}
+
+SB_INLINE vf vmin(vf a, vf b)
+{
+#if SB_ISA_AT_LEAST(3)
+    return (vf)_mm512_min_ps((__m512)a, (__m512)b);
+#elif SB_ISA_AT_LEAST(2)
+    return (vf)_mm256_min_ps((__m256)a, (__m256)b);
+#elif defined(__SSE2__)
+    return (vf)_mm_min_ps((__m128)a, (__m128)b);
+#else
+    return vselect(a < b, a, b);
+#endif
+}
+
+/* Unsigned bytes: the plain maximum. */
+SB_INLINE vb vmaxb(vb a, vb b)
+{
+#if SB_ISA_AT_LEAST(3)
+    return (vb)_mm512_max_epu8((__m512i)a, (__m512i)b);
+#elif SB_ISA_AT_LEAST(2)
+    return (vb)_mm256_max_epu8((__m256i)a, (__m256i)b);
+#elif defined(__SSE2__)
+    return (vb)_mm_max_epu8((__m128i)a, (__m128i)b);
+#else
+    vb m = (vb)(a > b);
+    return (a & m) | (b & ~m);
+#endif
+}
 
 SB_INLINE vf vabs(vf a) { return (vf)((vi)a & vset1i(0x7fffffff)); }
 
@@ -190,21 +231,80 @@ SB_INLINE float vreduce_max(vf v)
     return m;
 }
 
-/* Every other lane of the 2*SB_W floats at p, from lane 0 (vload_even) or lane 1 (vload_odd): the inputs of SB_W
-   outputs at stride 2 (convolution). Reads p[0 .. 2*SB_W - 1]. At avx2, one in-lane shuffle and one swap of the
-   middle 64-bit quarters, cheaper than the generic cross-lane permutes. */
-#if SB_W == 8 && SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3)
-#define SB_EVERY_OTHER(a, b, o) ((vf)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd( \
-    _mm256_shuffle_ps((__m256)(a), (__m256)(b), (o) ? 0xDD : 0x88)), 0xD8)))
-#elif SB_W == 4
-#define SB_EVERY_OTHER(a, b, o) __builtin_shufflevector(a, b, o, 2 + o, 4 + o, 6 + o)
-#elif SB_W == 8
-#define SB_EVERY_OTHER(a, b, o) __builtin_shufflevector(a, b, o, 2 + o, 4 + o, 6 + o, 8 + o, 10 + o, 12 + o, 14 + o)
+/* bf16: SB_W lanes of uint16 (the storage), converted exactly to vf and back with upstream's rounding. */
+typedef uint16_t vh __attribute__((vector_size(SB_W * 2)));
+typedef uint16_t vh_mem __attribute__((vector_size(SB_W * 2), aligned(2), may_alias));
+
+SB_INLINE vh vloadh(const uint16_t * p) { return *(const vh_mem *)p; }
+SB_INLINE void vstoreh(uint16_t * p, vh v) { *(vh_mem *)p = v; }
+SB_INLINE vh vloadh_n(const uint16_t * p, size_t n) { vh v = {0}; memcpy(&v, p, n * sizeof(uint16_t)); return v; }
+SB_INLINE void vstoreh_n(uint16_t * p, vh v, size_t n) { memcpy(p, &v, n * sizeof(uint16_t)); }
+
+/* bf16 -> float32, exact: the bits shifted into the high half (spelled as intrinsics: one widening move and one
+   shift, where GCC's code for the generic spelling is longer). */
+SB_INLINE vf vbf16_to_f32(vh h)
+{
+#if SB_ISA_AT_LEAST(3)
+    return (vf)_mm512_slli_epi32(_mm512_cvtepu16_epi32((__m256i)h), 16);
+#elif SB_ISA_AT_LEAST(2)
+    return (vf)_mm256_slli_epi32(_mm256_cvtepu16_epi32((__m128i)h), 16);
 #else
-#define SB_EVERY_OTHER(a, b, o) __builtin_shufflevector(a, b, o, 2 + o, 4 + o, 6 + o, 8 + o, 10 + o, 12 + o, 14 + o, \
-    16 + o, 18 + o, 20 + o, 22 + o, 24 + o, 26 + o, 28 + o, 30 + o)
+    return (vf)(__builtin_convertvector(h, vu) << 16);
 #endif
-SB_INLINE vf vload_even(const float * p) { return SB_EVERY_OTHER(vload(p), vload(p + SB_W), 0); }
-SB_INLINE vf vload_odd(const float * p) { return SB_EVERY_OTHER(vload(p), vload(p + SB_W), 1); }
+}
+
+/* float32 -> bf16, round to nearest even on the bit pattern (internal/bf16.h). */
+SB_INLINE vh vf32_to_bf16(vf f) { return __builtin_convertvector(SB_BF16_ROUND((vu)f), vh); }
+
+/* Stride-2 deinterleave: the even or odd lanes of the concatenation a:b of two vectors of `lanes` lanes (a literal:
+   4, 8, 16, 32 or 64). SB_EVEN/SB_ODD give them in order. SB_EVENP/SB_ODDP give them in the lane order that x86 gets
+   from one in-lane shuffle (shufps): 128-bit lane i holds outputs 2i, 2i+1 (from a) and L/2+2i, L/2+2i+1 (from b);
+   SB_UNPERM restores the order, so a loop that folds many such vectors lane-wise restores it once, at its store.
+   Byte vectors (32 and 64 lanes) use the natural order. */
+#define SB_EVEN_IDX_4 0, 2, 4, 6
+#define SB_EVEN_IDX_8 0, 2, 4, 6, 8, 10, 12, 14
+#define SB_EVEN_IDX_16 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#define SB_EVEN_IDX_32 SB_EVEN_IDX_16, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62
+#define SB_EVEN_IDX_64 SB_EVEN_IDX_32, 64, 66, 68, 70, 72, 74, 76, 78, 80, 82, 84, 86, 88, 90, 92, 94, 96, 98, 100, \
+    102, 104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126
+#define SB_ODD_IDX_4 1, 3, 5, 7
+#define SB_ODD_IDX_8 1, 3, 5, 7, 9, 11, 13, 15
+#define SB_ODD_IDX_16 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
+#define SB_ODD_IDX_32 SB_ODD_IDX_16, 33, 35, 37, 39, 41, 43, 45, 47, 49, 51, 53, 55, 57, 59, 61, 63
+#define SB_ODD_IDX_64 SB_ODD_IDX_32, 65, 67, 69, 71, 73, 75, 77, 79, 81, 83, 85, 87, 89, 91, 93, 95, 97, 99, 101, \
+    103, 105, 107, 109, 111, 113, 115, 117, 119, 121, 123, 125, 127
+#define SB_EVENP_IDX_4 SB_EVEN_IDX_4
+#define SB_ODDP_IDX_4 SB_ODD_IDX_4
+#define SB_EVENP_IDX_8 0, 2, 8, 10, 4, 6, 12, 14
+#define SB_ODDP_IDX_8 1, 3, 9, 11, 5, 7, 13, 15
+#define SB_EVENP_IDX_16 0, 2, 16, 18, 4, 6, 20, 22, 8, 10, 24, 26, 12, 14, 28, 30
+#define SB_ODDP_IDX_16 1, 3, 17, 19, 5, 7, 21, 23, 9, 11, 25, 27, 13, 15, 29, 31
+#define SB_EVENP_IDX_32 SB_EVEN_IDX_32
+#define SB_ODDP_IDX_32 SB_ODD_IDX_32
+#define SB_EVENP_IDX_64 SB_EVEN_IDX_64
+#define SB_ODDP_IDX_64 SB_ODD_IDX_64
+#define SB_UNPERM_4(v) (v)
+#define SB_UNPERM_8(v) __builtin_shufflevector(v, v, 0, 1, 4, 5, 2, 3, 6, 7)
+#define SB_UNPERM_16(v) __builtin_shufflevector(v, v, 0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15)
+#define SB_UNPERM_32(v) (v)
+#define SB_UNPERM_64(v) (v)
+#define SB_EVENP(a, b, lanes) __builtin_shufflevector(a, b, SB_CAT2(SB_EVENP_IDX_, lanes))
+#define SB_ODDP(a, b, lanes) __builtin_shufflevector(a, b, SB_CAT2(SB_ODDP_IDX_, lanes))
+#define SB_UNPERM(v, lanes) SB_CAT2(SB_UNPERM_, lanes)(v)
+#define SB_EVEN(a, b, lanes) __builtin_shufflevector(a, b, SB_CAT2(SB_EVEN_IDX_, lanes))
+#define SB_ODD(a, b, lanes) __builtin_shufflevector(a, b, SB_CAT2(SB_ODD_IDX_, lanes))
+
+/* Every other float from p, from lane 0 or 1: the inputs of SB_W outputs at stride 2. Reads p[0 .. 2*SB_W - 1].
+   At avx2, SB_UNPERM(SB_EVENP(...)) spelled as intrinsics: from the generic spelling of either form GCC emits
+   slower cross-lane permutes. */
+#if SB_W == 8 && SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3)
+#define SB_EVERY_OTHER_AVX2_(p, imm) ((vf)_mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd( \
+    _mm256_shuffle_ps((__m256)vload(p), (__m256)vload((p) + SB_W), (imm))), 0xD8)))
+SB_INLINE vf vload_even(const float * p) { return SB_EVERY_OTHER_AVX2_(p, 0x88); }
+SB_INLINE vf vload_odd(const float * p) { return SB_EVERY_OTHER_AVX2_(p, 0xDD); }
+#else
+SB_INLINE vf vload_even(const float * p) { return SB_EVEN(vload(p), vload(p + SB_W), SB_W); }
+SB_INLINE vf vload_odd(const float * p) { return SB_ODD(vload(p), vload(p + SB_W), SB_W); }
+#endif
 
 #endif /* SB_VEC_H */

@@ -1,30 +1,11 @@
 /* api.c: the exported pooling functions; each forwards to the kernel of the selected ISA. */
 #include "simd_synet.h"
-#include "internal/dispatch.h"
+#include "internal/kernels.h"
 
-typedef void (*average_fn)(const float *, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
-    float *, size_t, size_t, SimdBool, SimdTensorFormatType);
-SB_DECLARE(pooling_average, void, (const float *, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
-    size_t, float *, size_t, size_t, SimdBool, SimdTensorFormatType));
-static const average_fn average_table[SB_ISA_COUNT] = SB_TABLE(pooling_average);
-
-typedef void (*max32f_fn)(const float *, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
-    size_t, size_t, size_t, float *, size_t, size_t, size_t, SimdTensorFormatType);
-SB_DECLARE(pooling_max32f, void, (const float *, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
-    size_t, size_t, size_t, size_t, float *, size_t, size_t, size_t, SimdTensorFormatType));
-static const max32f_fn max32f_table[SB_ISA_COUNT] = SB_TABLE(pooling_max32f);
-
-typedef void (*max16b_fn)(const uint16_t *, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
-    uint16_t *, size_t, size_t, SimdTensorFormatType);
-SB_DECLARE(pooling_max16b, void, (const uint16_t *, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
-    size_t, uint16_t *, size_t, size_t, SimdTensorFormatType));
-static const max16b_fn max16b_table[SB_ISA_COUNT] = SB_TABLE(pooling_max16b);
-
-typedef void (*max8u_fn)(const uint8_t *, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
-    uint8_t *, size_t, size_t, SimdTensorFormatType);
-SB_DECLARE(pooling_max8u, void, (const uint8_t *, size_t, size_t, size_t, size_t, size_t, size_t, size_t, size_t,
-    size_t, uint8_t *, size_t, size_t, SimdTensorFormatType));
-static const max8u_fn max8u_table[SB_ISA_COUNT] = SB_TABLE(pooling_max8u);
+static sb_pooling_average_fn * const average_table[SB_ISA_COUNT] = SB_TABLE(pooling_average);
+static sb_pooling_max32f_fn * const max32f_table[SB_ISA_COUNT] = SB_TABLE(pooling_max32f);
+static sb_pooling_max16b_fn * const max16b_table[SB_ISA_COUNT] = SB_TABLE(pooling_max16b);
+static sb_pooling_max8u_fn * const max8u_table[SB_ISA_COUNT] = SB_TABLE(pooling_max8u);
 
 /* Only the two documented formats are computed; any other value leaves dst untouched. */
 static int known_format(SimdTensorFormatType format)

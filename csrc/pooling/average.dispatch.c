@@ -6,7 +6,7 @@
  * the page's pseudo-code; an empty window gives 0/0 = NaN with excludePad and 0 without.
  */
 #include "simd_synet.h"
-#include "pooling/pool_vec.h"
+#include "pooling/pool_window.h"
 
 #define PK_T float
 #define PK_S float

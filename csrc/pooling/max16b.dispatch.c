@@ -9,7 +9,7 @@
 
 #include "simd_synet.h"
 #include "internal/bf16.h"
-#include "pooling/pool_vec.h"
+#include "pooling/pool_window.h"
 
 #define PK_T uint16_t
 #define PK_S float
@@ -20,7 +20,7 @@
 #define PK_CVT(e) sb_bf16_to_float(e)
 #define PK_INIT_V vset1(-FLT_MAX)
 #define PK_INIT_S (-FLT_MAX)
-#define PK_OP_V(a, x) pv_max(a, x)
+#define PK_OP_V(a, x) vmax(a, x)
 #define PK_OP_S(a, x) ((a) > (x) ? (a) : (x))
 #define PK_STORE(p, a, d) vstoreh(p, vf32_to_bf16(a))
 #define PK_STORE_N(p, a, d, n) vstoreh_n(p, vf32_to_bf16(a), n)

@@ -9,7 +9,7 @@
 #include <float.h>
 
 #include "simd_synet.h"
-#include "pooling/pool_vec.h"
+#include "pooling/pool_window.h"
 
 #define PK_T float
 #define PK_S float
@@ -20,7 +20,7 @@
 #define PK_CVT(e) (e)
 #define PK_INIT_V vset1(-FLT_MAX)
 #define PK_INIT_S (-FLT_MAX)
-#define PK_OP_V(a, x) pv_max(a, x)
+#define PK_OP_V(a, x) vmax(a, x)
 #define PK_OP_S(a, x) ((a) > (x) ? (a) : (x))
 #define PK_STORE(p, a, d) vstore(p, a)
 #define PK_STORE_N(p, a, d, n) vstore_n(p, a, n)

@@ -5,7 +5,7 @@
  * gives 0. Vectors hold 4*SB_W bytes.
  */
 #include "simd_synet.h"
-#include "pooling/pool_vec.h"
+#include "pooling/pool_window.h"
 
 SB_INLINE vb vloadb_n(const uint8_t * p, size_t n) { vb v = {0}; memcpy(&v, p, n); return v; }
 SB_INLINE void vstoreb_n(uint8_t * p, vb v, size_t n) { memcpy(p, &v, n); }

@@ -63,14 +63,14 @@ SB_INLINE void pk_nchw_vector_ks(const PK_T * src, size_t planes, size_t plane, 
             if (S == 1) {
                 for (size_t k = 0; k < K; ++k)
                     acc = PK_OP_V(acc, PK_LOAD(row + k));
-            } else { /* lanes in PV_EVENP order (the same for every tap), restored once before the store */
+            } else { /* lanes in SB_EVENP order (the same for every tap), restored once before the store */
                 for (size_t k = 0; k < K; ++k)
-                    acc = PK_OP_V(acc, (k & 1) ? PV_ODDP(PK_LOAD(row + k - 1), PK_LOAD(row + k - 1 + PK_L), PK_L)
-                                               : PV_EVENP(PK_LOAD(row + k), PK_LOAD(row + k + PK_L), PK_L));
+                    acc = PK_OP_V(acc, (k & 1) ? SB_ODDP(PK_LOAD(row + k - 1), PK_LOAD(row + k - 1 + PK_L), PK_L)
+                                               : SB_EVENP(PK_LOAD(row + k), PK_LOAD(row + k + PK_L), PK_L));
             }
         }
     if (S != 1)
-        acc = PV_UNPERM(acc, PK_L);
+        acc = SB_UNPERM(acc, PK_L);
     PK_STORE(dst + dx0, acc, (PK_AVERAGE ? pk_divisor(g, ye - yb, K) : 1.0f));
 }
 

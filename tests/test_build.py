@@ -1,0 +1,84 @@
+"""The build's guarantees: kernel signatures checked by the compiler, and a release library without debug info."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from simdbind.library import bundled_path
+
+CSRC = Path(__file__).resolve().parent.parent / "csrc"
+
+
+def _compiler() -> list[str]:
+    command = shlex.split(os.environ.get("CC", "cc"))
+    if shutil.which(command[0]) is None:
+        pytest.skip(f"no C compiler ({command[0]}) to compile kernel units with")
+    return command
+
+
+def _compile_unit(tmp_path: Path, isa: str, body: str) -> subprocess.CompletedProcess[str]:
+    """Compile a kernel unit for `isa` as the build does (internal/target.h first), syntax only."""
+    unit = tmp_path / f"unit_{isa}.c"
+    unit.write_text(f'#define SB_TARGET_{isa.upper()} 1\n#include "internal/target.h"\n{body}\n')
+    return subprocess.run(
+        [*_compiler(), "-std=gnu11", "-fsyntax-only", "-DSIMD_API=", f"-I{CSRC}", str(unit)],
+        capture_output=True, text=True, check=False,
+    )
+
+
+# (kernel source, its definition's first line, the same line drifted from the declared signature)
+DRIFTS = {
+    "exported signature": (
+        "pooling/average.dispatch.c",
+        "void SB_FN(pooling_average)(const float * src, size_t srcC, size_t srcH, size_t srcW, size_t kernelY,",
+        "void SB_FN(pooling_average)(const float * src, int srcC, size_t srcH, size_t srcW, size_t kernelY,",
+    ),
+    "internal signature": (
+        "convolution/conv_gemm.dispatch.c",
+        "void SB_FN(conv_forward_1x1)(const conv_ctx * c, const float * src, float * buf, float * dst)",
+        "void SB_FN(conv_forward_1x1)(const conv_ctx * c, const float * src, float * dst)",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DRIFTS))
+@pytest.mark.parametrize("isa", ["base", "avx2"])
+def test_a_kernel_that_drifts_from_its_declaration_does_not_compile(tmp_path: Path, kind: str, isa: str) -> None:
+    source, line, drifted = DRIFTS[kind]
+    text = (CSRC / source).read_text()
+    assert text.count(line) == 1, f"{source} no longer has the line this test changes: {line}"
+    # The kernel source as it is compiles with this command; with one parameter changed it must not.
+    as_is = _compile_unit(tmp_path, isa, text)
+    assert as_is.returncode == 0, as_is.stderr
+    result = _compile_unit(tmp_path, isa, text.replace(line, drifted))
+    assert result.returncode != 0
+    assert "conflicting types" in result.stderr, result.stderr
+
+
+def _elf_section_names(path: str) -> list[str]:
+    """Section names of a 64-bit little-endian ELF file (the shared libraries this project builds on Linux)."""
+    data = Path(path).read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, f"{path}: not a 64-bit little-endian ELF file"
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    strtab_offset = headers[shstrndx][4]
+    names = []
+    for name_offset, *_ in headers:
+        start = strtab_offset + name_offset
+        names.append(data[start:data.index(b"\0", start)].decode())
+    return names
+
+
+@pytest.mark.skipif(not bundled_path().endswith(".so"), reason="the section check reads ELF shared libraries")
+def test_the_bundled_library_carries_no_debug_information() -> None:
+    names = _elf_section_names(bundled_path())
+    assert ".text" in names  # the reader found the real section table
+    assert [n for n in names if n.startswith(".debug")] == [], f"{bundled_path()} has debug sections"
