@@ -132,6 +132,60 @@ SB_INLINE int sb_vm_all(vi mask)
 #endif
 }
 
+/* c0 + c1 t + ... + cN t^N (t2 = t * t). With FMA (avx2 and later), Estrin's scheme: pairs c_i + c_(i+1) t first,
+   then powers of t2, so the dependency chain is about half as long as Horner's; the long chains, not the
+   instruction count, bound these functions (the core keeps only so many instructions in flight). Without FMA,
+   Horner's rule: its fewer roundings keep erf within 1.4 ulp there, where Estrin's unfused steps reach 1.5. */
+#if SB_ISA_AT_LEAST(2)
+#define SB_VM_PAIR(i, j) vfmadd(vset1(c##j), t, vset1(c##i))
+SB_INLINE vf sb_vm_poly4(vf t, vf t2, float c0, float c1, float c2, float c3, float c4)
+{
+    return vfmadd(vfmadd(vset1(c4), t2, SB_VM_PAIR(2, 3)), t2, SB_VM_PAIR(0, 1));
+}
+
+SB_INLINE vf sb_vm_poly5(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5)
+{
+    return vfmadd(vfmadd(SB_VM_PAIR(4, 5), t2, SB_VM_PAIR(2, 3)), t2, SB_VM_PAIR(0, 1));
+}
+
+SB_INLINE vf sb_vm_poly6(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5, float c6)
+{
+    return vfmadd(vfmadd(vset1(c6), t2, SB_VM_PAIR(4, 5)), t2 * t2, vfmadd(SB_VM_PAIR(2, 3), t2, SB_VM_PAIR(0, 1)));
+}
+
+SB_INLINE vf sb_vm_poly7(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5, float c6,
+    float c7)
+{
+    return vfmadd(vfmadd(SB_VM_PAIR(6, 7), t2, SB_VM_PAIR(4, 5)), t2 * t2,
+        vfmadd(SB_VM_PAIR(2, 3), t2, SB_VM_PAIR(0, 1)));
+}
+#undef SB_VM_PAIR
+#else
+#define SB_VM_STEP(p, c) vfmadd(p, t, vset1(c))
+SB_INLINE vf sb_vm_poly4(vf t, vf t2, float c0, float c1, float c2, float c3, float c4)
+{
+    (void)t2;
+    return SB_VM_STEP(SB_VM_STEP(SB_VM_STEP(SB_VM_STEP(vset1(c4), c3), c2), c1), c0);
+}
+
+SB_INLINE vf sb_vm_poly5(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5)
+{
+    return SB_VM_STEP(sb_vm_poly4(t, t2, c1, c2, c3, c4, c5), c0);
+}
+
+SB_INLINE vf sb_vm_poly6(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5, float c6)
+{
+    return SB_VM_STEP(sb_vm_poly5(t, t2, c1, c2, c3, c4, c5, c6), c0);
+}
+
+SB_INLINE vf sb_vm_poly7(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5, float c6,
+    float c7)
+{
+    return SB_VM_STEP(sb_vm_poly6(t, t2, c1, c2, c3, c4, c5, c6, c7), c0);
+}
+#undef SB_VM_STEP
+#endif
+
 /* exp(x) = 2^n * exp(r), r = x - n*ln2 in [-ln2/2, ln2/2]; exp(r) = 1 + r + r^2 * P(r). */
 SB_INLINE vf vexp(vf x)
 {
@@ -144,12 +198,10 @@ SB_INLINE vf vexp(vf x)
     vf n = t - magic;
     vf r = vfmadd(n, vset1(-0.693359375f), xc);         /* exact: 9-bit constant times |n| <= 151 */
     r = vfmadd(n, vset1(2.12194440e-4f), r);            /* ln2 = 0.693359375 - 2.12194440e-4 */
-    vf p = vset1(0.0013814611593261361f);
-    p = vfmadd(p, r, vset1(0.008368710055947304f));
-    p = vfmadd(p, r, vset1(0.04166838899254799f));
-    p = vfmadd(p, r, vset1(0.1666652113199234f));
-    p = vfmadd(p, r, vset1(0.4999999403953552f));
-    vf y = vfmadd(r * r, p, r) + vset1(1.0f);           /* r == 0 gives exactly 1 */
+    vf r2 = r * r;
+    vf p = sb_vm_poly4(r, r2, 0.4999999403953552f, 0.1666652113199234f, 0.04166838899254799f,
+        0.008368710055947304f, 0.0013814611593261361f);
+    vf y = vfmadd(r2, p, r) + vset1(1.0f);              /* r == 0 gives exactly 1 */
 #if SB_VM_AVX512
     /* y * 2^n with one rounding, overflow to +inf and gradual underflow included. */
     return (vf)_mm512_scalef_ps((__m512)y, (__m512)n);
@@ -171,15 +223,10 @@ SB_INLINE vf vexp(vf x)
 SB_INLINE vf sb_vm_log_reduced(vf m, vf ef)
 {
     vf f = m - vset1(1.0f);                               /* exact */
-    vf q = vset1(-0.07634437829256058f);
-    q = vfmadd(q, f, vset1(0.12761563062667847f));
-    q = vfmadd(q, f, vset1(-0.1316019743680954f));
-    q = vfmadd(q, f, vset1(0.14201760292053223f));
-    q = vfmadd(q, f, vset1(-0.16623355448246002f));
-    q = vfmadd(q, f, vset1(0.20001226663589478f));
-    q = vfmadd(q, f, vset1(-0.250008225440979f));
-    q = vfmadd(q, f, vset1(0.3333333134651184f));
     vf f2 = f * f;
+    vf q = sb_vm_poly7(f, f2, 0.3333333134651184f, -0.250008225440979f, 0.20001226663589478f,
+        -0.16623355448246002f, 0.14201760292053223f, -0.1316019743680954f, 0.12761563062667847f,
+        -0.07634437829256058f);
     vf y = vfmadd(f2 * f, q, ef * vset1(-2.12194440e-4f));
     y = vfmadd(f2, vset1(-0.5f), y);
     return vfmadd(ef, vset1(0.693359375f), f + y);
@@ -228,27 +275,18 @@ SB_INLINE vf vlog(vf x)
 SB_INLINE vf sb_vm_erf_small(vf x)
 {
     vf x2 = x * x;
-    vf p = vset1(8.125436579575762e-05f);
-    p = vfmadd(p, x2, vset1(-0.0008076275698840618f));
-    p = vfmadd(p, x2, vset1(0.005194181110709906f));
-    p = vfmadd(p, x2, vset1(-0.026856092736124992f));
-    p = vfmadd(p, x2, vset1(0.11283622682094574f));
-    p = vfmadd(p, x2, vset1(-0.3761262893676758f));
-    p = vfmadd(p, x2, vset1(0.12837917f));                /* 2/sqrt(pi) - 1: x + x*p keeps the leading bits exact */
+    /* the constant term is 2/sqrt(pi) - 1: x + x*p keeps the leading bits exact */
+    vf p = sb_vm_poly6(x2, x2 * x2, 0.12837917f, -0.3761262893676758f, 0.11283622682094574f,
+        -0.026856092736124992f, 0.005194181110709906f, -0.0008076275698840618f, 8.125436579575762e-05f);
     return vfmadd(x, p, x);
 }
 
 SB_INLINE vf sb_vm_erf_large(vf x, vf ax)
 {
     vf a = sb_vm_min(ax, vset1(4.0f));
-    vf q = vset1(-2.1118565200595185e-05f);
-    q = vfmadd(q, a, vset1(0.00043473445111885667f));
-    q = vfmadd(q, a, vset1(-0.004172380082309246f));
-    q = vfmadd(q, a, vset1(0.02512289397418499f));
-    q = vfmadd(q, a, vset1(-0.10828544944524765f));
-    q = vfmadd(q, a, vset1(0.36665797233581543f));
-    q = vfmadd(q, a, vset1(-1.1295173168182373f));
-    q = vfmadd(q, a, vset1(0.0001751854142639786f));
+    vf q = sb_vm_poly7(a, a * a, 0.0001751854142639786f, -1.1295173168182373f, 0.36665797233581543f,
+        -0.10828544944524765f, 0.02512289397418499f, -0.004172380082309246f, 0.00043473445111885667f,
+        -2.1118565200595185e-05f);
     return sb_vm_copysign(vset1(1.0f) - vexp(vfmadd(a, -a, q)), x);
 }
 
@@ -269,12 +307,8 @@ SB_INLINE vf verf(vf x)
 SB_INLINE vf sb_vm_tanh_small(vf x)
 {
     vf x2 = x * x;
-    vf p = vset1(0.0021429613698273897f);
-    p = vfmadd(p, x2, vset1(-0.008177397772669792f));
-    p = vfmadd(p, x2, vset1(0.021700702607631683f));
-    p = vfmadd(p, x2, vset1(-0.05394676327705383f));
-    p = vfmadd(p, x2, vset1(0.1333320587873459f));
-    p = vfmadd(p, x2, vset1(-0.3333333134651184f));
+    vf p = sb_vm_poly5(x2, x2 * x2, -0.3333333134651184f, 0.1333320587873459f, -0.05394676327705383f,
+        0.021700702607631683f, -0.008177397772669792f, 0.0021429613698273897f);
     return vfmadd(x * x2, p, x);
 }
 
@@ -326,8 +360,14 @@ SB_INLINE vf sb_vm_sincos(vf x, int offset)
     vf y = vselect((q & 1) != 0, c, s);
 #endif
     y = vfloat_bits(vbits(y) ^ (vi)((vu)(q & 2) << 30));
-    if (!offset)
-        y = vselect(x == vset1(0.0f), x, y); /* sin(-0) == -0 */
+    if (!offset) { /* sin(-0) == -0 */
+#if SB_VM_AVX512
+        y = (vf)_mm512_mask_mov_ps((__m512)y, _mm512_cmp_ps_mask((__m512)x, _mm512_setzero_ps(), _CMP_EQ_OQ),
+            (__m512)x);
+#else
+        y = vselect(x == vset1(0.0f), x, y);
+#endif
+    }
     vi big = vabs(x) > vset1(6000.0f);
     if (__builtin_expect(sb_vm_any(big), 0)) {
         for (int i = 0; i < SB_W; ++i)
