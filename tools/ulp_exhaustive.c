@@ -3,7 +3,8 @@
  * Built and run by tools/ulp_exhaustive.py (a shared object it calls through ctypes, arguments as on a command line):
  *
  *   ulp_exhaustive LIBRARY OPS ISAS STEP OUTPUT
- *     LIBRARY  a Simd-compatible shared library (the bundled _bundled*.so or an upstream libSimd.so)
+ *     LIBRARY  a Simd-compatible shared library (the bundled _bundled*.so or an upstream libSimd.so), or several,
+ *              comma-separated: each is run at every ISA of ISAS (output ISA column "INDEX:ISA" then)
  *     OPS      comma-separated unary operations: exp,log,erf,tanh,sin,cos (ulp error against glibc's double
  *              functions) and rcp,sqrt,rsqrt,abs,neg,not,zero,ceil,floor,round,sign (bit-exact against the
  *              contract's scalar C expression)
@@ -228,17 +229,28 @@ int ulp_exhaustive(int argc, char ** argv)
         fprintf(stderr, "usage: ulp_exhaustive LIBRARY OPS ISAS STEP OUTPUT\n");
         return 2;
     }
-    void * lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-        fprintf(stderr, "%s\n", dlerror());
-        return 2;
+    enum { MAX_LIBS = 8, MAX_RUNS = 40 };
+    void * libs[MAX_LIBS];
+    unary_fn unary[MAX_LIBS];
+    set_isa_fn set_isa[MAX_LIBS];
+    int lib_count = 0;
+    char * paths = strdup(argv[1]), * save = NULL;
+    for (char * path = strtok_r(paths, ",", &save); path && lib_count < MAX_LIBS; path = strtok_r(NULL, ",", &save)) {
+        void * lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            fprintf(stderr, "%s\n", dlerror());
+            return 2;
+        }
+        libs[lib_count] = lib;
+        unary[lib_count] = (unary_fn)dlsym(lib, "SimdSynetUnaryOperation32f");
+        set_isa[lib_count] = (set_isa_fn)dlsym(lib, "SimdBindSetIsa");
+        if (!unary[lib_count]) {
+            fprintf(stderr, "%s has no SimdSynetUnaryOperation32f\n", path);
+            return 2;
+        }
+        lib_count++;
     }
-    unary_fn unary = (unary_fn)dlsym(lib, "SimdSynetUnaryOperation32f");
-    set_isa_fn set_isa = (set_isa_fn)dlsym(lib, "SimdBindSetIsa");
-    if (!unary) {
-        fprintf(stderr, "%s has no SimdSynetUnaryOperation32f\n", argv[1]);
-        return 2;
-    }
+    free(paths);
     int ops[OP_COUNT], isas[8];
     int op_count = parse_list(argv[2], OP_NAMES, OP_COUNT, ops, OP_COUNT);
     int isa_count = parse_list(argv[3], NULL, 0, isas, 8);
@@ -246,10 +258,16 @@ int ulp_exhaustive(int argc, char ** argv)
         return 2;
     uint64_t step = strtoull(argv[4], NULL, 10);
     if (step == 0) step = 1;
-    for (int k = 0; k < isa_count; ++k)
-        if (isas[k] >= 0 && (!set_isa || set_isa(isas[k]) != 0)) {
-            fprintf(stderr, "ISA %d cannot be selected in %s\n", isas[k], argv[1]);
-            return 2;
+    /* runs: every (library, ISA) pair */
+    int run_lib[MAX_RUNS], run_isa[MAX_RUNS], runs = 0;
+    for (int l = 0; l < lib_count; ++l)
+        for (int k = 0; k < isa_count && runs < MAX_RUNS; ++k) {
+            if (isas[k] >= 0 && (!set_isa[l] || set_isa[l](isas[k]) != 0)) {
+                fprintf(stderr, "ISA %d cannot be selected in library %d\n", isas[k], l);
+                return 2;
+            }
+            run_lib[runs] = l;
+            run_isa[runs++] = isas[k];
         }
     FILE * out = fopen(argv[5], "w");
     if (!out) {
@@ -264,7 +282,7 @@ int ulp_exhaustive(int argc, char ** argv)
     stats_t * block_stats = malloc(blocks * sizeof(stats_t));
     for (int o = 0; o < op_count; ++o) {
         int op = ops[o];
-        stats_t total[8];
+        stats_t total[MAX_RUNS];
         memset(total, 0, sizeof(total));
         uint64_t next = 0, end = (uint64_t)1 << 32;
         while (next < end) {
@@ -278,13 +296,14 @@ int ulp_exhaustive(int argc, char ** argv)
                     for (size_t j = 0; j < m; ++j) ref[i + j] = reference(op, x[i + j]);
                 }
             }
-            for (int k = 0; k < isa_count; ++k) {
-                if (isas[k] >= 0) set_isa(isas[k]);
+            for (int k = 0; k < runs; ++k) {
+                unary_fn fn = unary[run_lib[k]];
+                if (run_isa[k] >= 0) set_isa[run_lib[k]](run_isa[k]);
                 memset(block_stats, 0, blocks * sizeof(stats_t));
 #pragma omp parallel for schedule(dynamic, 1)
                 for (size_t i = 0; i < n; i += BLOCK) {
                     size_t m = n - i < BLOCK ? n - i : BLOCK;
-                    unary(x + i, m, op, y + i);
+                    fn(x + i, m, op, y + i);
                     if (is_transcendental(op))
                         compare_ulp(x + i, ref + i, y + i, m, &block_stats[i / BLOCK]);
                     else
@@ -293,11 +312,13 @@ int ulp_exhaustive(int argc, char ** argv)
                 for (size_t b = 0; b < blocks; ++b) merge(&total[k], &block_stats[b]);
             }
         }
-        for (int k = 0; k < isa_count; ++k) {
+        for (int k = 0; k < runs; ++k) {
             const stats_t * s = &total[k];
-            char isa[16];
-            if (isas[k] < 0) snprintf(isa, sizeof(isa), "native");
-            else snprintf(isa, sizeof(isa), "%d", isas[k]);
+            char name[16], isa[32];
+            if (run_isa[k] < 0) snprintf(name, sizeof(name), "native");
+            else snprintf(name, sizeof(name), "%d", run_isa[k]);
+            if (lib_count > 1) snprintf(isa, sizeof(isa), "%d:%s", run_lib[k], name);
+            else snprintf(isa, sizeof(isa), "%s", name);
             if (is_transcendental(op))
                 fprintf(out, "ulp\t%s\t%s\t%llu\t%.6f\t%08x\t%08x\t%.17g\t%.6f\t%08x\t%llu\t%llu\t%08x\t%08x\n", OP_NAMES[op],
                     isa, (unsigned long long)s->count, s->max_normal, s->normal_x, s->normal_y, s->normal_ref,
@@ -315,6 +336,7 @@ int ulp_exhaustive(int argc, char ** argv)
     free(y);
     free(ref);
     free(x);
-    dlclose(lib);
+    for (int l = 0; l < lib_count; ++l)
+        dlclose(libs[l]);
     return 0;
 }

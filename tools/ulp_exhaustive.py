@@ -109,7 +109,8 @@ def run(library_path: str, ops: list[str], isas: list[tuple[str, str]], step: in
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "rows.tsv")
         for op in ops:
-            args = [b"ulp_exhaustive", library_path.encode(), op.encode(), ",".join(n for n, _ in isas).encode(),
+            isa_numbers = dict.fromkeys(n.split(":")[-1] for n, _ in isas)  # "0:native" -> "native"
+            args = [b"ulp_exhaustive", library_path.encode(), op.encode(), ",".join(isa_numbers).encode(),
                     str(step).encode(), out.encode()]
             argv = (ctypes.c_char_p * len(args))(*args)
             if tool.ulp_exhaustive(len(args), argv) != 0:
@@ -141,7 +142,8 @@ def format_rows(rows: list[Row]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--library", default="bundled", help="'bundled' (default) or the path of a Simd library")
+    parser.add_argument("--library", default="bundled",
+                        help="'bundled' (default) or the path of a Simd library (several: comma-separated)")
     parser.add_argument("--isa", default="all", help="comma-separated ISAs of the bundled library, or 'all'")
     parser.add_argument("--ops", default=",".join(TRANSCENDENTAL + EXACT), help="comma-separated operations")
     parser.add_argument("--step", type=int, default=1, help="visit every STEP-th bit pattern (default 1: all)")
@@ -166,7 +168,11 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             lib.set_isa(previous)
     else:
-        path, isas = args.library, [("native", "native")]
+        # Several paths (comma-separated): one column each, named by file.
+        path = args.library
+        paths = path.split(",")
+        isas = [("native", "native")] if len(paths) == 1 else \
+            [(f"{i}:native", os.path.basename(p)) for i, p in enumerate(paths)]
         rows = run(path, ops, isas, args.step)
     print(f"library: {path}; inputs: every {args.step}{'st' if args.step == 1 else 'th'} of the 2^32 bit patterns")
     print(format_rows(rows))
