@@ -5,16 +5,16 @@
  *
  * Each is lane-wise (a lane's result never depends on the lane count, so tails computed through vload_n/vstore_n
  * match the body) and written once for every ISA; ISAs with FMA fuse the polynomial steps, so the last bit can
- * differ between ISAs, never between lanes of one call. Accuracy against the exact result, measured at base, sse41
- * and avx2 over every 7th float32 bit pattern (normal and subnormal inputs; max observed error in brackets):
+ * differ between ISAs, never between lanes of one call. Accuracy against the exact result over all 2^32 inputs at
+ * every ISA: tools/ulp_exhaustive.py (README, "The unary contract", has the measured maxima). The contract:
  *
- *   vexp   <= 1.5 ulp [0.99] wherever the result is normal; exp(0) == 1 exactly; subnormal results are scaled with
+ *   vexp   <= 1.5 ulp wherever the result is normal; exp(0) == 1 exactly; subnormal results are scaled with
  *          one rounding; x > 88.7228 -> +inf (also +inf), x < -103.98 -> +0 (also -inf).
- *   vlog   <= 1.5 ulp [0.86] for every x > 0 (subnormals included); log(1) == +0, log(+-0) = -inf,
+ *   vlog   <= 1.5 ulp for every x > 0 (subnormals included); log(1) == +0, log(+-0) = -inf,
  *          log(x < 0) = NaN, log(+inf) = +inf.
- *   verf   <= 1.5 ulp [1.22]; odd (erf(-0) == -0); erf(+-inf) = +-1.
- *   vtanh  <= 1.5 ulp [1.33]; odd (tanh(-0) == -0); tanh(+-inf) = +-1.
- *   vsin, vcos  <= 1.5 ulp [1.26] for every finite x: |x| <= 6000 by exact float-float argument reduction
+ *   verf   <= 1.5 ulp; odd (erf(-0) == -0); erf(+-inf) = +-1.
+ *   vtanh  <= 1.5 ulp; odd (tanh(-0) == -0); tanh(+-inf) = +-1.
+ *   vsin, vcos  <= 1.5 ulp for every finite x: |x| <= 6000 by exact float-float argument reduction
  *          (five-part pi/2); lanes with larger |x| are recomputed with the C library's sinf/cosf (correctly reduced
  *          for every float, so large arguments stay right at a scalar cost); sin(-0) == -0; +-inf -> NaN.
  *   NaN input gives NaN output in every function.
