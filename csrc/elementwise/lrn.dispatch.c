@@ -25,6 +25,17 @@ static void lrn_nchw(const float * src, size_t half, size_t channels, size_t spa
         const float * s = src + c * spatial;
         float * d = dst + c * spatial;
         size_t j = 0;
+        /* Two vectors at a time: two independent chains through the long exp(log()) latency. */
+        for (; j + 2 * SB_W <= spatial; j += 2 * SB_W) {
+            vf sum0 = vset1(0.0f), sum1 = vset1(0.0f);
+            for (size_t i = lo; i < hi; ++i) {
+                vf v0 = vload(src + i * spatial + j), v1 = vload(src + i * spatial + j + SB_W);
+                sum0 = vfmadd(v0, v0, sum0);
+                sum1 = vfmadd(v1, v1, sum1);
+            }
+            vstore(d + j, lrn_scale(vload(s + j), sum0, k0, k1, k2));
+            vstore(d + j + SB_W, lrn_scale(vload(s + j + SB_W), sum1, k0, k1, k2));
+        }
         for (; j + SB_W <= spatial; j += SB_W) {
             vf sum = vset1(0.0f);
             for (size_t i = lo; i < hi; ++i) {
@@ -45,32 +56,44 @@ static void lrn_nchw(const float * src, size_t half, size_t channels, size_t spa
     }
 }
 
+/* Pixels whose squares are written before any of them is summed: the window loads are unaligned and overlap the
+   square stores, so a load issued right after its pixel's stores cannot be forwarded from them and waits for them to
+   reach the cache; a block of pixels puts other work between the two. */
+#define LRN_NHWC_BLOCK 16
+
 static void lrn_nhwc(const float * src, size_t half, size_t channels, size_t spatial, const float * k, float * dst,
-    float * row)
+    float * rows, size_t stride)
 {
-    /* row: half zeros, the pixel's squares, half + SB_W zeros. */
+    /* rows[p * stride ...]: half zeros, pixel p's squares, half + SB_W zeros. */
     vf k0 = vset1(k[0]), k1 = vset1(k[1]), k2 = vset1(k[2]);
-    float * squares = row + half;
-    for (size_t s = 0; s < spatial; ++s) {
-        const float * x = src + s * channels;
-        float * d = dst + s * channels;
-        size_t c = 0;
-        for (; c + SB_W <= channels; c += SB_W) {
-            vf v = vload(x + c);
-            vstore(squares + c, v * v);
+    for (size_t s0 = 0; s0 < spatial; s0 += LRN_NHWC_BLOCK) {
+        size_t pixels = spatial - s0 < LRN_NHWC_BLOCK ? spatial - s0 : LRN_NHWC_BLOCK;
+        for (size_t p = 0; p < pixels; ++p) {
+            const float * x = src + (s0 + p) * channels;
+            float * squares = rows + p * stride + half;
+            size_t c = 0;
+            for (; c + SB_W <= channels; c += SB_W) {
+                vf v = vload(x + c);
+                vstore(squares + c, v * v);
+            }
+            if (c < channels) {
+                vf v = vload_n(x + c, channels - c);
+                vstore_n(squares + c, v * v, channels - c);
+            }
         }
-        if (c < channels) {
-            vf v = vload_n(x + c, channels - c);
-            vstore_n(squares + c, v * v, channels - c);
-        }
-        for (c = 0; c < channels; c += SB_W) {
-            vf sum = vset1(0.0f);
-            for (size_t i = 0; i <= 2 * half; ++i)
-                sum += vload(row + c + i); /* lanes past `channels` read zeros or unused squares; never stored */
-            if (c + SB_W <= channels)
-                vstore(d + c, lrn_scale(vload(x + c), sum, k0, k1, k2));
-            else
-                vstore_n(d + c, lrn_scale(vload_n(x + c, channels - c), sum, k0, k1, k2), channels - c);
+        for (size_t p = 0; p < pixels; ++p) {
+            const float * x = src + (s0 + p) * channels;
+            const float * row = rows + p * stride;
+            float * d = dst + (s0 + p) * channels;
+            for (size_t c = 0; c < channels; c += SB_W) {
+                vf sum = vset1(0.0f);
+                for (size_t i = 0; i <= 2 * half; ++i)
+                    sum += vload(row + c + i); /* lanes past `channels` read zeros or unused squares; never stored */
+                if (c + SB_W <= channels)
+                    vstore(d + c, lrn_scale(vload(x + c), sum, k0, k1, k2));
+                else
+                    vstore_n(d + c, lrn_scale(vload_n(x + c, channels - c), sum, k0, k1, k2), channels - c);
+            }
         }
     }
 }
@@ -86,10 +109,11 @@ void SB_FN(lrn)(const float * src, size_t half, size_t channels, size_t spatial,
     if (format == SimdTensorFormatNchw) {
         lrn_nchw(src, half, channels, spatial, k, dst);
     } else if (format == SimdTensorFormatNhwc) {
-        float * row = calloc(channels + 2 * half + SB_W, sizeof(float));
-        if (row == NULL)
+        size_t stride = channels + 2 * half + SB_W;
+        float * rows = calloc(stride * LRN_NHWC_BLOCK, sizeof(float));
+        if (rows == NULL)
             return;
-        lrn_nhwc(src, half, channels, spatial, k, dst, row);
-        free(row);
+        lrn_nhwc(src, half, channels, spatial, k, dst, rows, stride);
+        free(rows);
     }
 }

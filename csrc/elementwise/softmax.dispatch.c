@@ -46,26 +46,31 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
 
 /* ---- inner == 1: one contiguous slice of `count` values, lanes along the slice ------------------------------- */
 
+/* The max pass skips NaN lanes (maxps returns its second operand, the running max): a NaN then reaches every output
+   through its term exp(NaN - max), which makes the sum NaN. Only a +inf max replaces the terms by 0/1, so that case
+   (rare) scans the slice for NaN explicitly. */
+#define SB_SLICE_HAS_NAN(src, count, LOAD, LOAD_N)                                                                 \
+    ({                                                                                                            \
+        vi nan_ = vset1i(0);                                                                                      \
+        size_t i_ = 0;                                                                                            \
+        for (; i_ + SB_W <= (count); i_ += SB_W) { vf x_ = LOAD((src) + i_); nan_ |= x_ != x_; }                  \
+        if (i_ < (count)) { vf x_ = LOAD_N((src) + i_, (count) - i_); nan_ |= x_ != x_; }                        \
+        sb_vm_any(nan_);                                                                                          \
+    })
+
 #define ROW_KERNEL(NAME, T, LOAD, LOAD_N, STORE, STORE_N, STORE_TERMS)                                            \
     static void NAME(const T * src, size_t count, T * dst)                                                        \
     {                                                                                                             \
         size_t c;                                                                                                 \
         vf m = vset1(-INFINITY);                                                                                  \
-        vi nan = vset1i(0);                                                                                       \
-        for (c = 0; c + SB_W <= count; c += SB_W) {                                                               \
-            vf x = LOAD(src + c);                                                                                 \
-            nan |= x != x;                                                                                        \
-            m = vmax(m, x);                                                                                       \
-        }                                                                                                         \
-        if (c < count) {                                                                                          \
-            vf x = vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count), LOAD_N(src + c, count - c), \
-                vset1(-INFINITY));                                                                                \
-            nan |= x != x;                                                                                        \
-            m = vmax(m, x);                                                                                       \
-        }                                                                                                         \
+        for (c = 0; c + SB_W <= count; c += SB_W)                                                                 \
+            m = sb_vm_max(LOAD(src + c), m);                                                                      \
+        if (c < count)                                                                                            \
+            m = sb_vm_max(vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count),                  \
+                LOAD_N(src + c, count - c), vset1(-INFINITY)), m);                                                \
         float mx = vreduce_max(m);                                                                                \
-        if (sb_vm_any(nan)) {                                                                                     \
-            for (c = 0; c + SB_W <= count; c += SB_W) STORE(dst + c, vset1(NAN));                                  \
+        if (__builtin_expect(mx == INFINITY, 0) && SB_SLICE_HAS_NAN(src, count, LOAD, LOAD_N)) {                   \
+            for (c = 0; c + SB_W <= count; c += SB_W) STORE(dst + c, vset1(NAN));                                 \
             if (c < count) STORE_N(dst + c, vset1(NAN), count - c);                                               \
             return;                                                                                               \
         }                                                                                                         \
@@ -105,7 +110,7 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
             for (size_t c = 0; c < count; ++c) {                                                                  \
                 vf x = n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n);                    \
                 nan |= x != x;                                                                                    \
-                m = vmax(m, x);                                                                                   \
+                m = sb_vm_max(x, m);                                                                                   \
             }                                                                                                     \
             vi m_inf = m == vset1(INFINITY);                                                                      \
             int any_inf = sb_vm_any(m_inf);                                                                       \
@@ -154,7 +159,7 @@ SB_INLINE vi sb_lane_index(void)
             for (size_t c = 0; c < count; ++c) {                                                                  \
                 vf x = vload(block[c]);                                                                           \
                 nan |= x != x;                                                                                    \
-                m = vmax(m, x);                                                                                   \
+                m = sb_vm_max(x, m);                                                                                   \
             }                                                                                                     \
             vi m_inf = m == vset1(INFINITY);                                                                      \
             int any_inf = sb_vm_any(m_inf);                                                                       \
@@ -205,23 +210,19 @@ static void row16b_buffered(const uint16_t * src, size_t count, uint16_t * dst, 
 {
     size_t c;
     vf m = vset1(-INFINITY);
-    vi nan = vset1i(0);
     for (c = 0; c + SB_W <= count; c += SB_W) {
         vf x = load_bf16(src + c);
         vstore(buf + c, x);
-        nan |= x != x;
-        m = vmax(m, x);
+        m = sb_vm_max(x, m);
     }
     vi tail = vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count);
     if (c < count) {
         vf x = load_bf16_n(src + c, count - c);
         vstore_n(buf + c, x, count - c);
-        x = vselect(tail, x, vset1(-INFINITY));
-        nan |= x != x;
-        m = vmax(m, x);
+        m = sb_vm_max(vselect(tail, x, vset1(-INFINITY)), m);
     }
     float mx = vreduce_max(m);
-    if (sb_vm_any(nan)) {
+    if (__builtin_expect(mx == INFINITY, 0) && SB_SLICE_HAS_NAN(buf, count, vload, vload_n)) {
         for (c = 0; c + SB_W <= count; c += SB_W) store_bf16(dst + c, vset1(NAN));
         if (c < count) store_bf16_n(dst + c, vset1(NAN), count - c);
         return;

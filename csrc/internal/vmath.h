@@ -5,16 +5,16 @@
  *
  * Each is lane-wise (a lane's result never depends on the lane count, so tails computed through vload_n/vstore_n
  * match the body) and written once for every ISA; ISAs with FMA fuse the polynomial steps, so the last bit can
- * differ between ISAs, never between lanes of one call. Accuracy against the exact result, measured at base, sse41
- * and avx2 over every 7th float32 bit pattern (normal and subnormal inputs; max observed error in brackets):
+ * differ between ISAs, never between lanes of one call. Accuracy against the exact result over all 2^32 inputs at
+ * every ISA: tools/ulp_exhaustive.py (README, "The unary contract", has the measured maxima). The contract:
  *
- *   vexp   <= 1.5 ulp [0.99] wherever the result is normal; exp(0) == 1 exactly; subnormal results are scaled with
+ *   vexp   <= 1.5 ulp wherever the result is normal; exp(0) == 1 exactly; subnormal results are scaled with
  *          one rounding; x > 88.7228 -> +inf (also +inf), x < -103.98 -> +0 (also -inf).
- *   vlog   <= 1.5 ulp [0.86] for every x > 0 (subnormals included); log(1) == +0, log(+-0) = -inf,
+ *   vlog   <= 1.5 ulp for every x > 0 (subnormals included); log(1) == +0, log(+-0) = -inf,
  *          log(x < 0) = NaN, log(+inf) = +inf.
- *   verf   <= 1.5 ulp [1.22]; odd (erf(-0) == -0); erf(+-inf) = +-1.
- *   vtanh  <= 1.5 ulp [1.33]; odd (tanh(-0) == -0); tanh(+-inf) = +-1.
- *   vsin, vcos  <= 1.5 ulp [1.26] for every finite x: |x| <= 6000 by exact float-float argument reduction
+ *   verf   <= 1.5 ulp; odd (erf(-0) == -0); erf(+-inf) = +-1.
+ *   vtanh  <= 1.5 ulp; odd (tanh(-0) == -0); tanh(+-inf) = +-1.
+ *   vsin, vcos  <= 1.5 ulp for every finite x: |x| <= 6000 by exact float-float argument reduction
  *          (five-part pi/2); lanes with larger |x| are recomputed with the C library's sinf/cosf (correctly reduced
  *          for every float, so large arguments stay right at a scalar cost); sin(-0) == -0; +-inf -> NaN.
  *   NaN input gives NaN output in every function.
@@ -58,102 +58,276 @@ SB_INLINE vf sb_vm_copysign(vf magnitude, vf sign)
     return vfloat_bits((vbits(magnitude) & ~s) | (vbits(sign) & s));
 }
 
-SB_INLINE vf sb_vm_nan_through(vf x, vf y) { return vselect(x != x, x + x, y); }
+
+/* AVX-512 instructions that do a whole step in one (scalef, getexp/getmant, fixupimm, rcp14), in native avx512bw
+   units only: the emulation build (target.h, SB_EMULATED_UNIT) runs the generic code at 16 lanes instead. */
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+#define SB_VM_AVX512 1
+#else
+#define SB_VM_AVX512 0
+#endif
+
+/* vmax/vmin in one instruction: maxps/minps return their second operand when either is NaN, as vmax/vmin do. */
+SB_INLINE vf sb_vm_max(vf a, vf b)
+{
+#if SB_VM_AVX512
+    return (vf)_mm512_max_ps((__m512)a, (__m512)b);
+#elif SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3)
+    return (vf)_mm256_max_ps((__m256)a, (__m256)b);
+#elif defined(__SSE2__) && SB_W == 4
+    return (vf)_mm_max_ps((__m128)a, (__m128)b);
+#else
+    return vmax(a, b);
+#endif
+}
+
+SB_INLINE vf sb_vm_min(vf a, vf b)
+{
+#if SB_VM_AVX512
+    return (vf)_mm512_min_ps((__m512)a, (__m512)b);
+#elif SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3)
+    return (vf)_mm256_min_ps((__m256)a, (__m256)b);
+#elif defined(__SSE2__) && SB_W == 4
+    return (vf)_mm_min_ps((__m128)a, (__m128)b);
+#else
+    return vmin(a, b);
+#endif
+}
+
+/* a < b ? t : f per lane, the comparison going straight to a mask register at AVX-512 (the generic vselect
+   materialises it as a vector first: three instructions instead of two). */
+SB_INLINE vf sb_vm_select_lt(vf a, vf b, vf t, vf f)
+{
+#if SB_VM_AVX512
+    return (vf)_mm512_mask_blend_ps(_mm512_cmp_ps_mask((__m512)a, (__m512)b, _CMP_LT_OQ), (__m512)f, (__m512)t);
+#else
+    return vselect(a < b, t, f);
+#endif
+}
+
+/* x + x (a quiet NaN) where x is NaN, else y. */
+SB_INLINE vf sb_vm_nan_through(vf x, vf y)
+{
+#if SB_VM_AVX512
+    return (vf)_mm512_mask_add_ps((__m512)y, _mm512_cmp_ps_mask((__m512)x, (__m512)x, _CMP_UNORD_Q), (__m512)x,
+        (__m512)x);
+#else
+    return vselect(x != x, x + x, y);
+#endif
+}
+
+/* 1 if every lane of a comparison mask is set. */
+SB_INLINE int sb_vm_all(vi mask)
+{
+#if SB_ISA_AT_LEAST(3)
+    return _mm512_test_epi32_mask((__m512i)~mask, (__m512i)~mask) == 0;
+#elif SB_ISA_AT_LEAST(2)
+    return _mm256_movemask_ps((__m256)mask) == 0xff;
+#elif defined(__SSE2__)
+    return _mm_movemask_ps((__m128)mask) == 0xf;
+#else
+    int all = 1;
+    for (int i = 0; i < SB_W; ++i) all &= mask[i] != 0;
+    return all;
+#endif
+}
+
+/* c0 + c1 t + ... + cN t^N (t2 = t * t). With FMA (avx2 and later), Estrin's scheme: pairs c_i + c_(i+1) t first,
+   then powers of t2, so the dependency chain is about half as long as Horner's; the long chains, not the
+   instruction count, bound these functions (the core keeps only so many instructions in flight). Without FMA,
+   Horner's rule: its fewer roundings keep erf within 1.4 ulp there, where Estrin's unfused steps reach 1.5. */
+#if SB_ISA_AT_LEAST(2)
+#define SB_VM_PAIR(i, j) vfmadd(vset1(c##j), t, vset1(c##i))
+SB_INLINE vf sb_vm_poly4(vf t, vf t2, float c0, float c1, float c2, float c3, float c4)
+{
+    return vfmadd(vfmadd(vset1(c4), t2, SB_VM_PAIR(2, 3)), t2, SB_VM_PAIR(0, 1));
+}
+
+SB_INLINE vf sb_vm_poly5(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5)
+{
+    return vfmadd(vfmadd(SB_VM_PAIR(4, 5), t2, SB_VM_PAIR(2, 3)), t2, SB_VM_PAIR(0, 1));
+}
+
+SB_INLINE vf sb_vm_poly6(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5, float c6)
+{
+    return vfmadd(vfmadd(vset1(c6), t2, SB_VM_PAIR(4, 5)), t2 * t2, vfmadd(SB_VM_PAIR(2, 3), t2, SB_VM_PAIR(0, 1)));
+}
+
+SB_INLINE vf sb_vm_poly7(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5, float c6,
+    float c7)
+{
+    return vfmadd(vfmadd(SB_VM_PAIR(6, 7), t2, SB_VM_PAIR(4, 5)), t2 * t2,
+        vfmadd(SB_VM_PAIR(2, 3), t2, SB_VM_PAIR(0, 1)));
+}
+#undef SB_VM_PAIR
+#else
+#define SB_VM_STEP(p, c) vfmadd(p, t, vset1(c))
+SB_INLINE vf sb_vm_poly4(vf t, vf t2, float c0, float c1, float c2, float c3, float c4)
+{
+    (void)t2;
+    return SB_VM_STEP(SB_VM_STEP(SB_VM_STEP(SB_VM_STEP(vset1(c4), c3), c2), c1), c0);
+}
+
+SB_INLINE vf sb_vm_poly5(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5)
+{
+    return SB_VM_STEP(sb_vm_poly4(t, t2, c1, c2, c3, c4, c5), c0);
+}
+
+SB_INLINE vf sb_vm_poly6(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5, float c6)
+{
+    return SB_VM_STEP(sb_vm_poly5(t, t2, c1, c2, c3, c4, c5, c6), c0);
+}
+
+SB_INLINE vf sb_vm_poly7(vf t, vf t2, float c0, float c1, float c2, float c3, float c4, float c5, float c6,
+    float c7)
+{
+    return SB_VM_STEP(sb_vm_poly6(t, t2, c1, c2, c3, c4, c5, c6, c7), c0);
+}
+#undef SB_VM_STEP
+#endif
 
 /* exp(x) = 2^n * exp(r), r = x - n*ln2 in [-ln2/2, ln2/2]; exp(r) = 1 + r + r^2 * P(r). */
 SB_INLINE vf vexp(vf x)
 {
-    /* Clamped so that n fits the scaling below; the operand order lets NaN through (vmax/vmin return their second
+    /* Clamped so that n fits the scaling below; the operand order lets NaN through (maxps/minps return their second
        operand when the comparison fails), and NaN then propagates through every step to the result. */
-    vf xc = vmin(vset1(88.75f), vmax(vset1(-104.0f), x));
-    vi ni;
-    vf n = sb_vm_rint(xc * vset1(1.44269504088896341f), &ni);
+    vf xc = sb_vm_min(vset1(88.75f), sb_vm_max(vset1(-104.0f), x));
+    /* n = round(x / ln2): the fused product plus 1.5 * 2^23 rounds once, and t's low bits are n as an integer. */
+    const vf magic = vset1(12582912.0f);
+    vf t = vfmadd(xc, vset1(1.44269504088896341f), magic);
+    vf n = t - magic;
     vf r = vfmadd(n, vset1(-0.693359375f), xc);         /* exact: 9-bit constant times |n| <= 151 */
     r = vfmadd(n, vset1(2.12194440e-4f), r);            /* ln2 = 0.693359375 - 2.12194440e-4 */
-    vf p = vset1(0.0013814611593261361f);
-    p = vfmadd(p, r, vset1(0.008368710055947304f));
-    p = vfmadd(p, r, vset1(0.04166838899254799f));
-    p = vfmadd(p, r, vset1(0.1666652113199234f));
-    p = vfmadd(p, r, vset1(0.4999999403953552f));
-    vf y = vfmadd(r * r, p, r) + vset1(1.0f);           /* r == 0 gives exactly 1 */
-    /* 2^n in two factors, each a normal number for n in [-150, 128]; only the second product can round. */
+    vf r2 = r * r;
+    vf p = sb_vm_poly4(r, r2, 0.4999999403953552f, 0.1666652113199234f, 0.04166838899254799f,
+        0.008368710055947304f, 0.0013814611593261361f);
+    vf y = vfmadd(r2, p, r) + vset1(1.0f);              /* r == 0 gives exactly 1 */
+#if SB_VM_AVX512
+    /* y * 2^n with one rounding, overflow to +inf and gradual underflow included. */
+    return (vf)_mm512_scalef_ps((__m512)y, (__m512)n);
+#else
+    /* (bits(t) << 23) is n << 23: 1.5 * 2^23 has no bit in the low 9. While 2^n and y * 2^n are normal
+       (|n| <= 125), adding it to y's exponent is the exact product; otherwise 2^n in two normal factors, of which
+       only the second product can round. */
+    vi shift = vbits(t) << 23;
+    if (__builtin_expect(sb_vm_all(vabs(n) <= vset1(125.0f)), 1))
+        return vfloat_bits(vbits(y) + shift);
+    vi ni = vbits(t) - vbits(magic);
     vi n1 = ni >> 1, n2 = ni - n1;
     y = y * vfloat_bits((n1 + 127) << 23);
     return y * vfloat_bits((n2 + 127) << 23);
+#endif
 }
 
 /* log(x) = e*ln2 + log1p(f), x = 2^e * (1 + f), 1 + f in [sqrt(1/2), sqrt(2)); log1p(f) = f - f^2/2 + f^3 Q(f). */
+SB_INLINE vf sb_vm_log_reduced(vf m, vf ef)
+{
+    vf f = m - vset1(1.0f);                               /* exact */
+    vf f2 = f * f;
+    vf q = sb_vm_poly7(f, f2, 0.3333333134651184f, -0.250008225440979f, 0.20001226663589478f,
+        -0.16623355448246002f, 0.14201760292053223f, -0.1316019743680954f, 0.12761563062667847f,
+        -0.07634437829256058f);
+    vf y = vfmadd(f2 * f, q, ef * vset1(-2.12194440e-4f));
+    y = vfmadd(f2, vset1(-0.5f), y);
+    return vfmadd(ef, vset1(0.693359375f), f + y);
+}
+
 SB_INLINE vf vlog(vf x)
 {
-    vi tiny = x < vset1(1.17549435e-38f);                 /* subnormals (and <= 0, fixed below) scaled by 2^23 */
-    vf xs = vselect(tiny, x * vset1(8388608.0f), x);
+#if SB_VM_AVX512
+    /* getmant/getexp read subnormals as they are; m >= sqrt(2) is halved (exact) and its exponent counted. */
+    __m512 m1 = _mm512_getmant_ps((__m512)x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+    __m512 e1 = _mm512_getexp_ps((__m512)x);
+    __mmask16 big = _mm512_cmp_ps_mask(m1, _mm512_set1_ps(1.41421354f), _CMP_GE_OQ);
+    vf m = (vf)_mm512_mask_mul_ps(m1, big, m1, _mm512_set1_ps(0.5f));
+    vf ef = (vf)_mm512_mask_add_ps(e1, big, e1, _mm512_set1_ps(1.0f));
+    vf y = sb_vm_log_reduced(m, ef);
+    /* By the class of x: QNaN -> x, SNaN -> quieted x, +-0 -> -inf, 1 -> +0, -inf -> NaN, +inf -> +inf,
+       negative -> NaN, positive -> y (vfixupimmps response codes 1, 2, 4, 8, 3, 5, 3, 0). */
+    return (vf)_mm512_fixupimm_ps((__m512)y, (__m512)x, _mm512_set1_epi32(0x03538421), 0);
+#else
+    /* Positive normal finite x (the common case) needs neither the subnormal scaling nor the special values. */
+    vi normal = (x >= vset1(1.17549435e-38f)) & (x < vset1(INFINITY));
+    vi tiny = vset1i(0);
+    vf xs = x;
+    if (__builtin_expect(!sb_vm_all(normal), 0)) {
+        tiny = x < vset1(1.17549435e-38f);                /* subnormals (and <= 0, fixed below) scaled by 2^23 */
+        xs = vselect(tiny, x * vset1(8388608.0f), x);
+    }
     vi bits = vbits(xs);
     vi mant = (bits & vset1i(0x007fffff)) + vset1i(0x3f800000 - 0x3f3504f3);
     vi e = ((bits >> 23) & vset1i(0xff)) - vset1i(127) - (tiny & vset1i(23));
     e = e + (mant >> 23);                                 /* 1 when the mantissa is >= sqrt(2): use m/2 */
     vf m = vfloat_bits((mant & vset1i(0x007fffff)) + vset1i(0x3f3504f3));
-    vf f = m - vset1(1.0f);                               /* exact */
-    vf ef = __builtin_convertvector(e, vf);
-    vf q = vset1(-0.07634437829256058f);
-    q = vfmadd(q, f, vset1(0.12761563062667847f));
-    q = vfmadd(q, f, vset1(-0.1316019743680954f));
-    q = vfmadd(q, f, vset1(0.14201760292053223f));
-    q = vfmadd(q, f, vset1(-0.16623355448246002f));
-    q = vfmadd(q, f, vset1(0.20001226663589478f));
-    q = vfmadd(q, f, vset1(-0.250008225440979f));
-    q = vfmadd(q, f, vset1(0.3333333134651184f));
-    vf f2 = f * f;
-    vf y = vfmadd(f2 * f, q, ef * vset1(-2.12194440e-4f));
-    y = vfmadd(f2, vset1(-0.5f), y);
-    y = vfmadd(ef, vset1(0.693359375f), f + y);
-    y = vselect(x == vset1(INFINITY), x, y);
-    y = vselect(x == vset1(0.0f), vset1(-INFINITY), y);
-    y = vselect(x < vset1(0.0f), vset1(NAN), y);
-    return sb_vm_nan_through(x, y);
+    vf y = sb_vm_log_reduced(m, __builtin_convertvector(e, vf));
+    if (__builtin_expect(!sb_vm_all(normal), 0)) {
+        y = vselect(x == vset1(INFINITY), x, y);
+        y = vselect(x == vset1(0.0f), vset1(-INFINITY), y);
+        y = vselect(x < vset1(0.0f), vset1(NAN), y);
+        y = sb_vm_nan_through(x, y);
+    }
+    return y;
+#endif
 }
 
-/* erf: |x| < 0.921875: x + x * P(x^2); else sign(x) * (1 - exp(Q(|x|) - x^2)) with Q ~ log(erfc(x)) + x^2, |x| <= 4. */
+/* erf: |x| < 0.921875: x + x * P(x^2); else sign(x) * (1 - exp(Q(|x|) - x^2)) with Q ~ log(erfc(x)) + x^2, |x| <= 4.
+   Each branch is computed only when some lane of the vector needs it. */
+SB_INLINE vf sb_vm_erf_small(vf x)
+{
+    vf x2 = x * x;
+    /* the constant term is 2/sqrt(pi) - 1: x + x*p keeps the leading bits exact */
+    vf p = sb_vm_poly6(x2, x2 * x2, 0.12837917f, -0.3761262893676758f, 0.11283622682094574f,
+        -0.026856092736124992f, 0.005194181110709906f, -0.0008076275698840618f, 8.125436579575762e-05f);
+    return vfmadd(x, p, x);
+}
+
+SB_INLINE vf sb_vm_erf_large(vf x, vf ax)
+{
+    vf a = sb_vm_min(ax, vset1(4.0f));
+    vf q = sb_vm_poly7(a, a * a, 0.0001751854142639786f, -1.1295173168182373f, 0.36665797233581543f,
+        -0.10828544944524765f, 0.02512289397418499f, -0.004172380082309246f, 0.00043473445111885667f,
+        -2.1118565200595185e-05f);
+    return sb_vm_copysign(vset1(1.0f) - vexp(vfmadd(a, -a, q)), x);
+}
+
 SB_INLINE vf verf(vf x)
 {
     vf ax = vabs(x);
-    vf x2 = x * x;
-    vf p = vset1(8.125436579575762e-05f);
-    p = vfmadd(p, x2, vset1(-0.0008076275698840618f));
-    p = vfmadd(p, x2, vset1(0.005194181110709906f));
-    p = vfmadd(p, x2, vset1(-0.026856092736124992f));
-    p = vfmadd(p, x2, vset1(0.11283622682094574f));
-    p = vfmadd(p, x2, vset1(-0.3761262893676758f));
-    p = vfmadd(p, x2, vset1(0.12837917f));                /* 2/sqrt(pi) - 1: x + x*p keeps the leading bits exact */
-    vf small = vfmadd(x, p, x);
-    vf a = vmin(ax, vset1(4.0f));
-    vf q = vset1(-2.1118565200595185e-05f);
-    q = vfmadd(q, a, vset1(0.00043473445111885667f));
-    q = vfmadd(q, a, vset1(-0.004172380082309246f));
-    q = vfmadd(q, a, vset1(0.02512289397418499f));
-    q = vfmadd(q, a, vset1(-0.10828544944524765f));
-    q = vfmadd(q, a, vset1(0.36665797233581543f));
-    q = vfmadd(q, a, vset1(-1.1295173168182373f));
-    q = vfmadd(q, a, vset1(0.0001751854142639786f));
-    vf large = sb_vm_copysign(vset1(1.0f) - vexp(vfmadd(a, -a, q)), x);
-    return sb_vm_nan_through(x, vselect(ax < vset1(0.921875f), small, large));
+    vi is_small = ax < vset1(0.921875f);                  /* false for NaN */
+    if (sb_vm_all(is_small))
+        return sb_vm_erf_small(x);
+    vf large = sb_vm_erf_large(x, ax);
+    if (sb_vm_any(is_small))
+        large = sb_vm_select_lt(ax, vset1(0.921875f), sb_vm_erf_small(x), large);
+    return sb_vm_nan_through(x, large);
 }
 
-/* tanh: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh == 1). */
+/* tanh: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh == 1).
+   Each branch is computed only when some lane of the vector needs it. */
+SB_INLINE vf sb_vm_tanh_small(vf x)
+{
+    vf x2 = x * x;
+    vf p = sb_vm_poly5(x2, x2 * x2, -0.3333333134651184f, 0.1333320587873459f, -0.05394676327705383f,
+        0.021700702607631683f, -0.008177397772669792f, 0.0021429613698273897f);
+    return vfmadd(x * x2, p, x);
+}
+
 SB_INLINE vf vtanh(vf x)
 {
     vf ax = vabs(x);
-    vf x2 = x * x;
-    vf p = vset1(0.0021429613698273897f);
-    p = vfmadd(p, x2, vset1(-0.008177397772669792f));
-    p = vfmadd(p, x2, vset1(0.021700702607631683f));
-    p = vfmadd(p, x2, vset1(-0.05394676327705383f));
-    p = vfmadd(p, x2, vset1(0.1333320587873459f));
-    p = vfmadd(p, x2, vset1(-0.3333333134651184f));
-    vf small = vfmadd(x * x2, p, x);
-    vf e = vexp(vset1(2.0f) * vmin(ax, vset1(10.0f)));
-    vf large = vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f));
+    vi is_small = ax < vset1(0.625f);                     /* false for NaN */
+    vf y;
+    if (sb_vm_all(is_small)) {
+        y = sb_vm_tanh_small(x);
+    } else {
+        vf e = vexp(vset1(2.0f) * sb_vm_min(ax, vset1(10.0f)));
+        y = vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f));
+        if (sb_vm_any(is_small))
+            y = sb_vm_select_lt(ax, vset1(0.625f), sb_vm_tanh_small(x), y);
+        y = sb_vm_nan_through(x, y);
+    }
     /* copysign also keeps tanh(-0) == -0, which the polynomial loses (-0 * negative == +0) */
-    return sb_vm_nan_through(x, sb_vm_copysign(vselect(ax < vset1(0.625f), small, large), x));
+    return sb_vm_copysign(y, x);
 }
 
 /* sin(x) for quadrant offset 0, cos(x) = sin(x + pi/2) for offset 1: x = n*pi/2 + r, |r| <= pi/4. */
@@ -180,10 +354,20 @@ SB_INLINE vf sb_vm_sincos(vf x, int offset)
     c = vfmadd(c, r2, vset1(0.04166664555668831f));
     c = vset1(1.0f) + vfmadd(r2 * r2, c, vfmadd(r2, vset1(-0.5f), -(r * rl))); /* cos(r + rl) ~ cos(r) - r*rl */
     vi q = ni + vset1i(offset);
+#if SB_VM_AVX512
+    vf y = (vf)_mm512_mask_blend_ps(_mm512_test_epi32_mask((__m512i)q, _mm512_set1_epi32(1)), (__m512)s, (__m512)c);
+#else
     vf y = vselect((q & 1) != 0, c, s);
+#endif
     y = vfloat_bits(vbits(y) ^ (vi)((vu)(q & 2) << 30));
-    if (!offset)
-        y = vselect(x == vset1(0.0f), x, y); /* sin(-0) == -0 */
+    if (!offset) { /* sin(-0) == -0 */
+#if SB_VM_AVX512
+        y = (vf)_mm512_mask_mov_ps((__m512)y, _mm512_cmp_ps_mask((__m512)x, _mm512_setzero_ps(), _CMP_EQ_OQ),
+            (__m512)x);
+#else
+        y = vselect(x == vset1(0.0f), x, y);
+#endif
+    }
     vi big = vabs(x) > vset1(6000.0f);
     if (__builtin_expect(sb_vm_any(big), 0)) {
         for (int i = 0; i < SB_W; ++i)
