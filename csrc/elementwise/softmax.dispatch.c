@@ -17,23 +17,10 @@
 #include "internal/bf16.h"
 #include "internal/vmath.h"
 
-typedef uint16_t vh __attribute__((vector_size(SB_W * 2)));
-typedef uint16_t vh_mem __attribute__((vector_size(SB_W * 2), aligned(2), may_alias));
-
-SB_INLINE vf load_bf16(const uint16_t * p) { return vfloat_bits((vi)(__builtin_convertvector(*(const vh_mem *)p, vu) << 16)); }
-SB_INLINE vf load_bf16_n(const uint16_t * p, size_t n)
-{
-    vh h = {0};
-    memcpy(&h, p, n * 2);
-    return vfloat_bits((vi)(__builtin_convertvector(h, vu) << 16));
-}
-SB_INLINE vh to_bf16(vf v)
-{
-    vu u = (vu)vbits(v);
-    return __builtin_convertvector((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16, vh);
-}
-SB_INLINE void store_bf16(uint16_t * p, vf v) { *(vh_mem *)p = to_bf16(v); }
-SB_INLINE void store_bf16_n(uint16_t * p, vf v, size_t n) { vh h = to_bf16(v); memcpy(p, &h, n * 2); }
+SB_INLINE vf load_bf16(const uint16_t * p) { return vbf16_to_f32(vloadh(p)); }
+SB_INLINE vf load_bf16_n(const uint16_t * p, size_t n) { return vbf16_to_f32(vloadh_n(p, n)); }
+SB_INLINE void store_bf16(uint16_t * p, vf v) { vstoreh(p, vf32_to_bf16(v)); }
+SB_INLINE void store_bf16_n(uint16_t * p, vf v, size_t n) { vstoreh_n(p, vf32_to_bf16(v), n); }
 
 /* e = exp(x - m), or for a lane whose max is +inf: 1 where x is +inf, else 0. `any_inf`: some lane's max is +inf
    (rare, so the plain exponential is a predictable branch away). */
