@@ -231,6 +231,10 @@ def _softmax_cases(function: Function) -> Iterable[Case]:
         for o, c, i in ((8, 13, 1), (3, 5, 19)):
             yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "special": special},
                                 group="edge", profiles=("ci", "full"))
+    # The finite slices beside a +inf one, over upstream's wide data: only exp(x - max) keeps them from underflowing
+    # (a shift the unit data would forgive).
+    yield function.case({"outer": 3, "count": 5, "inner": 19, "data": "wide", "special": "posinf"},
+                        group="edge", profiles=("ci", "full"))
 
 
 def _softmax_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:

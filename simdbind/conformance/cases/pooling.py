@@ -145,6 +145,10 @@ class _Pooling(Function):
                     continue
                 yield self._case("nchw", 2, 4, w, k, s, pads, s == (2, 2), ALL if w in CI_WIDTHS else FULL,
                                  exclude=exclude_values[0])
+        # A 4-wide kernel: past the unrolled 2- and 3-wide window paths, through the general one.
+        for layout in LAYOUTS:
+            yield self._case(layout, 5, 11, 40, (4, 4), (1, 1), ((1, 1), (2, 2)), True, ALL,
+                             exclude=exclude_values[0])
         # Batches.
         for layout in LAYOUTS:
             for exclude in exclude_values:
