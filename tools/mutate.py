@@ -224,22 +224,23 @@ def choose(seed: int, count: int, root: Path = ROOT) -> list[Mutation]:
 # --- building and running -------------------------------------------------------------------------------------
 
 def build_library(workdir: Path, log: Path) -> bool:
-    """Build the bundled library in place in `workdir` the project's way (setup.py build_ext), through ccache so
-    that only the mutated units recompile. The one place that knows how the project builds; True if it compiled.
-    Assumes the setuptools + cffi build (setup.py, SIMDBIND_CFLAGS). The scikit-build-core/CMake build that replaced
-    it needs this rewritten: e.g. one CMake build directory reused across mutants (Ninja recompiles only the units
-    that include the mutated file), the bundled module copied into `workdir`/simdbind."""
-    if not (workdir / "setup.py").exists():
-        raise RuntimeError("build_library knows only the setup.py build; this copy builds with CMake")
-    env = dict(os.environ, SIMDBIND_BUILD_JOBS=os.environ.get("SIMDBIND_BUILD_JOBS", "2"),
-               CCACHE_BASEDIR=str(workdir), CCACHE_NOHASHDIR="1")
+    """Build the bundled library in `workdir` the project's way (CMakeLists.txt) and install its modules into
+    `workdir`/simdbind, where the run imports them. The one place that knows how the project builds; True if it
+    compiled. One build directory serves every mutant of the scratch copy, so Ninja recompiles only the units that
+    include the mutated file (the mutation is reverted in place after each run)."""
+    build = workdir / "build" / "mutate"
+    configure = ["cmake", "-S", str(workdir), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DPython_EXECUTABLE={sys.executable}"]
     if shutil.which("ccache"):
-        env["CC"] = f"ccache {os.environ.get('CC', 'gcc')}"
-    # --force: a *.dispatch.c reaches the compiler through a generated unit, which distutils' timestamps miss.
+        configure.append("-DCMAKE_C_COMPILER_LAUNCHER=ccache")
+    if os.environ.get("SIMDBIND_C_FLAGS"):  # e.g. -O1: quicker builds on a busy machine
+        configure.append(f"-DSIMDBIND_C_FLAGS={os.environ['SIMDBIND_C_FLAGS']}")
+    steps = [configure, ["cmake", "--build", str(build)], ["cmake", "--install", str(build), "--prefix", str(workdir)]]
     with open(log, "w") as out:
-        done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace", "--force"], cwd=workdir,
-                              env=env, stdout=out, stderr=subprocess.STDOUT)
-    return done.returncode == 0
+        for step in steps:
+            if subprocess.run(step, cwd=workdir, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+                return False
+    return True
 
 
 @dataclass
