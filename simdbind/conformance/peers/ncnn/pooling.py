@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from simdbind.conformance import Case, Unsupported
+from simdbind.conformance.peers._bf16 import max_through_float32
 from simdbind.conformance.peers.ncnn import implementation
 from simdbind.conformance.peers.ncnn._graph import Graph
 from simdbind.conformance.peers.ncnn.elementwise import per_image
@@ -81,9 +82,7 @@ def pooling_max32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
 
 @implementation.function("pooling_max16b")
 def pooling_max16b(case: Case, inputs: dict[str, Any]) -> np.ndarray:
-    bits = np.ascontiguousarray(inputs["x"]).view(np.uint16)
-    y = _pool(case, (bits.astype(np.uint32) << 16).view(np.float32), average=False)
-    return (y.view(np.uint32) >> 16).astype(np.uint16)  # the maxima are bf16 values: exact
+    return max_through_float32(lambda x: _pool(case, x, average=False), inputs["x"])
 
 
 @implementation.function("pooling_max8u")

@@ -23,6 +23,7 @@ import numpy as np
 from openvino import opset15 as ops
 
 from simdbind.conformance import Case, Unsupported
+from simdbind.conformance.peers._bf16 import max_through_float32
 from simdbind.conformance.peers.openvino import implementation
 from simdbind.conformance.peers.openvino._graph import run
 
@@ -86,9 +87,7 @@ def pooling_max32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
 
 @implementation.function("pooling_max16b")
 def pooling_max16b(case: Case, inputs: dict[str, Any]) -> np.ndarray:
-    bits = np.ascontiguousarray(inputs["x"]).view(np.uint16)
-    y = _pool(case, (bits.astype(np.uint32) << 16).view(np.float32), average=False)
-    return (y.view(np.uint32) >> 16).astype(np.uint16)  # the maxima are bf16 values: exact
+    return max_through_float32(lambda x: _pool(case, x, average=False), inputs["x"])
 
 
 @implementation.function("pooling_max8u")
