@@ -75,7 +75,8 @@ def test_bad_plugin_options_are_usage_errors_before_collection(tmp_path):
 
 def test_plugin_runs_the_shipped_modules_on_a_library_and_writes_its_report(tmp_path):
     report = tmp_path / "r.json"
-    out = pytest_in(tmp_path, "--pyargs", "simdbind.conformance.tests", "--simd-isa", "base", "--simd-profile",
+    out = pytest_in(tmp_path, "--pyargs", "simdbind.conformance.tests", "--simd-library", "bundled", "--simd-isa",
+                    "base", "--simd-profile",
                     "smoke", "--simd-case-filter", "eltwise op=max", "--simd-seed", "5", "--simd-report-json",
                     str(report), "-p", "no:xdist")
     assert out.returncode == 0, out.stdout + out.stderr

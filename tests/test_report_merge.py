@@ -25,8 +25,8 @@ ISAS = ("sse41", "avx2")
 def conformance_run(tmp_path: Path, isa: str, name: str) -> Path:
     """A real run of the smoke profile at one ISA of the bundled library, as a CI runner would make it."""
     path = tmp_path / name
-    out = subprocess.run([sys.executable, "-m", "simdbind", "conformance", "--profile", "smoke", "--isa", isa,
-                          "--no-progress", "--report-json", str(path), "--junit-xml", "", "--report-md", "",
+    out = subprocess.run([sys.executable, "-m", "simdbind", "conformance", "--library", "bundled", "--profile",
+                          "smoke", "--isa", isa, "--no-progress", "--report-json", str(path), "--junit-xml", "", "--report-md", "",
                           "--report-html", ""], capture_output=True, text=True, timeout=300)
     assert out.returncode in (0, 1) and path.exists(), out.stderr
     return path
