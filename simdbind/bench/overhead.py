@@ -3,7 +3,7 @@ function vs NumPy's ufunc on the same 16 floats.
 
 Implementations per library: the simdbind call (the row with the budget), ``raw cffi`` (the C function called
 with cdata built once: the floor), ``raw cffi from arrays`` (what calling cffi by hand costs with NumPy arrays:
-``ffi.from_buffer`` per array on each call). Budget from issue 8: simdbind <= 1.5 x raw cffi + 1 us.
+``ffi.from_buffer`` per array on each call). The budget: simdbind <= 1.5 x raw cffi + 1 us.
 """
 
 from __future__ import annotations
