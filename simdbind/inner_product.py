@@ -35,7 +35,7 @@ from simdbind import _routes
 from simdbind._checks import (FloatArray, flag, input_array, library_arg, output_array, reported_size,
                               size_arg)
 from simdbind._context import NativeContext
-from simdbind._routes import B_GUARD, upstream_b_route, upstream_reads_before_b  # noqa: F401 (B_GUARD: tests)
+from simdbind._routes import upstream_b_route
 from simdbind.activation import ActivationSpec, as_spec, resolve
 from simdbind.enums import did_you_mean
 from simdbind.errors import ArgumentError

@@ -27,7 +27,7 @@ import numpy as np
 
 from simdbind._checks import (Pads, any_array, begin_end, flag, is_bf16, layout as layout_arg, library_arg,
                               output_array, pads, size_arg, yx_pair)
-from simdbind._routes import max32f_route, upstream_max32f_route  # noqa: F401 (tests import the latter here)
+from simdbind._routes import max32f_route
 from simdbind.enums import TensorFormat
 from simdbind.errors import ArgumentError, DTypeError
 from simdbind.library import Library

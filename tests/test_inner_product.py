@@ -420,7 +420,7 @@ def test_8i_int32_sum_wraps_like_c(bundled):
 
 
 def test_upstream_b_route_keeps_b_and_puts_zeros_where_upstream_reads_before_it():
-    from simdbind.inner_product import B_GUARD, upstream_b_route, upstream_reads_before_b
+    from simdbind._routes import B_GUARD, upstream_b_route, upstream_reads_before_b
 
     b = np.arange(12, dtype=np.float32).reshape(3, 4)
     routed = upstream_b_route(b)

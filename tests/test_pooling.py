@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 import simdbind
 from simdbind.conformance.reference import pooling as reference
 from simdbind import ArgumentError, DTypeError
-from simdbind.pooling import _Axis, upstream_max32f_route
+from simdbind._routes import upstream_max32f_route
+from simdbind.pooling import _Axis
 
 FLT_MAX = np.finfo(np.float32).max
 

@@ -10,7 +10,7 @@ import pytest
 
 import simdbind
 from simdbind.conformance import runner
-from simdbind.conformance.implementations import Implementation
+from simdbind.conformance.implementations import LibraryImplementation
 from tests.test_loader_doubles import CC, build
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build the test doubles")
@@ -102,7 +102,7 @@ def test_a_missing_family_fails_only_that_family(doubles):
 
 
 def test_wrong_values_are_conformance_failures_not_passes_or_crashes(doubles):
-    implementation = Implementation("external-wrong", doubles["wrong"], "-")
+    implementation = LibraryImplementation("external-wrong", doubles["wrong"], "-")
     result = runner.run([implementation], ["eltwise", "unary", "convolution32f"], "smoke", workers=1)
     by_function: dict[str, set[str]] = {}
     for case in result.results:

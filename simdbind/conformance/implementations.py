@@ -100,10 +100,6 @@ class LibraryImplementation:
                 "capabilities": d["capabilities"]}
 
 
-#: The library implementation under the name it had before implementations became a protocol.
-Implementation = LibraryImplementation
-
-
 class Selected:
     """An implementation of the public protocol, with the selector that names it (None: given as an object)."""
 

@@ -7,7 +7,7 @@ from typing import Any, Iterable
 import numpy as np
 
 import simdbind
-from simdbind.conformance.adapters import Unsupported
+from simdbind.conformance.api import Unsupported
 from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import elementwise as reference
 from simdbind.conformance.tolerance import EXACT, Tolerance
