@@ -12,16 +12,12 @@ import sys
 import pytest
 
 from simdbind.conformance import explore, runner
-from tests.test_loader_doubles import CC, build
+from tests.test_loader_doubles import CC, RUNTIME_V7_1, build
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build the test double")
 
 #: Upstream's operation codes: product 0, sum 1, max 2, min 3; max/min fold as `a > b ? a : b` (spec 3.2).
-PLANTED = """
-const char* SimdVersion(void) { return "v7.1.162"; }
-void SimdRelease(void* c) {}
-size_t SimdGetThreadNumber(void) { return 1; }
-void SimdSetThreadNumber(size_t n) {}
+PLANTED = RUNTIME_V7_1 + """
 void SimdSynetEltwiseLayerForward(const float* const* src, const float* weight, size_t count, size_t size, int op,
                                   float* dst)
 {
@@ -87,11 +83,7 @@ def test_kinds_of_results():
 
 
 #: An eltwise that never returns for three inputs and is right otherwise (product only, as the cases below use).
-HANGING = """
-const char* SimdVersion(void) { return "v7.1.162"; }
-void SimdRelease(void* c) {}
-size_t SimdGetThreadNumber(void) { return 1; }
-void SimdSetThreadNumber(size_t n) {}
+HANGING = RUNTIME_V7_1 + """
 void SimdSynetEltwiseLayerForward(const float* const* src, const float* weight, size_t count, size_t size, int op,
                                   float* dst)
 {

@@ -26,6 +26,14 @@ def build(tmp_path: Path, name: str, source: str) -> str:
     return str(library)
 
 
+#: What a v7.1.162 library needs beside its Synet functions for the suite to run on it.
+RUNTIME_V7_1 = """
+const char* SimdVersion(void) { return "v7.1.162"; }
+void SimdRelease(void* c) {}
+size_t SimdGetThreadNumber(void) { return 1; }
+void SimdSetThreadNumber(size_t n) {}
+"""
+
 SOFTMAX = "void {name}(const float* s, size_t o, size_t c, size_t i, float* d) {{}}\n"
 
 

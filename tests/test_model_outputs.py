@@ -10,16 +10,12 @@ from simdbind.conformance import runner
 from simdbind.conformance.implementations import implementations
 from simdbind.conformance.deviations import Catalogue
 from simdbind.conformance.model import REGISTRY, GuardedOutputs, case_from_descriptor
-from tests.test_loader_doubles import CC, build
+from tests.test_loader_doubles import CC, RUNTIME_V7_1, build
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build the test double")
 
 #: Correct eltwise (product only: the cases below use it) and unary abs, each writing one float outside dst.
-OVERRUN = """
-const char* SimdVersion(void) { return "v7.1.162"; }
-void SimdRelease(void* c) {}
-size_t SimdGetThreadNumber(void) { return 1; }
-void SimdSetThreadNumber(size_t n) {}
+OVERRUN = RUNTIME_V7_1 + """
 void SimdSynetEltwiseLayerForward(const float* const* src, const float* weight, size_t count, size_t size, int op,
                                   float* dst)
 {
