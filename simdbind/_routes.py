@@ -97,13 +97,15 @@ CONV32F_IM2COL_MIDDLE_GATHER = Route("CONV32F-AVX512-GEMMNN-IM2COL-MIDDLE-GATHER
                                      "NCHW src copied between its left and right zero pads; the context has none")
 IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B = Route("ip32f-transb-m1-activation-reads-before-b", "inner_product",
                                                   "B handed over behind B_GUARD zero floats")
+CONV32F_GEMMNT_NCHW_1X1_PAD = Route("CONV32F-GEMMNT-NCHW-1X1-PAD", "convolution",
+                                    "NCHW src copied between its zero pads on all four sides; the context has none")
 
 ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS,
           LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW,
           IP32F_GEMM_READS_C, IP32F_TRANSB_M1_IDENTITY, IP32F_N1_TRANSB_CONST_BIAS, IP32F_TRANSB_READS_BEFORE_B,
           IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B,
           CONV32F_GEMM_READS_DST, CONV32F_GEMMNT_READS_BEFORE_SRC, CONV32F_ONE_CHANNEL_WIDE_KERNEL,
-          CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER)
+          CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER, CONV32F_GEMMNT_NCHW_1X1_PAD)
 
 
 # -- library properties that are not defects ----------------------------------------------------------------------
@@ -223,7 +225,10 @@ def max32f_route(library: Any, c: int, ac: Any, ay: Any, ax: Any, fmt: int) -> t
     return upstream_max32f_route(c, ac, ay, ax, fmt, taken) if taken else ("direct", c)
 
 
-_CONV32F_ROUTES = (CONV32F_ONE_CHANNEL_WIDE_KERNEL, CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER)
+_CONV32F_ROUTES = (CONV32F_ONE_CHANNEL_WIDE_KERNEL, CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER,
+                   CONV32F_GEMMNT_NCHW_1X1_PAD)
+#: Upstream's NCHW GemmNT takes group-1 images smaller than this on both axes.
+_GEMMNT_NCHW_SIZE = 6
 
 #: Floats per vector of the AVX-512 im2col whose middle vectors gather unmasked (see :func:`upstream_conv32f_route`).
 _IM2COL_F = 16
@@ -235,19 +240,22 @@ class ConvolutionRoute:
 
     zero_channel: bool = False  # one more output channel, of zero weights, bias and slope; dropped from the result
     explicit_x_pad: bool = False  # NCHW src copied between its left and right zero pads; the context gets none
+    explicit_y_pad: bool = False  # NCHW src copied between its top and bottom zero pads; the context gets none
 
 
-def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_w: int, kernel: tuple[int, int],
+def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_h: int, src_w: int, kernel: tuple[int, int],
                            stride: tuple[int, int], dilation: tuple[int, int], pad: tuple[int, int, int, int],
-                           routes: frozenset[Route] = frozenset(_CONV32F_ROUTES)) -> ConvolutionRoute:
+                           group: int, routes: frozenset[Route] = frozenset(_CONV32F_ROUTES)) -> ConvolutionRoute:
     """The route of a convolution (`pad` is top, left, bottom, right) around the defects in `routes`.
 
     Upstream's AVX-512 objects send one input and one output channel at stride 1 to DirectNchw, which has no
     kernel wider than 5 (a NULL call) and treats every kernel as square; with two output channels the library
     chooses by the usual rules. Its AVX-512 GemmNN im2col (strided or dilated NCHW) gathers the vectors between
     the first and the last of an output row unmasked, so a tap of theirs in the left or right pad reads outside
-    the row; with the pads in src itself no tap is outside it. The routes are taken at every ISA of the affected
-    versions: the ISA upstream dispatches to is not known before Init.
+    the row; with the pads in src itself no tap is outside it. Its NCHW GemmNT (group 1, images under 6x6) skips
+    the im2col of 1x1 kernels as if they had no pad, so a padded one reads outside src; with the pads in src the
+    context has none. The routes are taken at every ISA of the affected versions: the ISA upstream dispatches to
+    is not known before Init.
     """
     k_y, k_x = kernel
     one_channel = src_c == 1 and dst_c == 1 and stride == (1, 1) and dilation == (1, 1)
@@ -260,17 +268,19 @@ def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_w: int, kern
         dst_w = (src_w + left + right - d_x * (k_x - 1) - 1) // s_x + 1
         middle = range(_IM2COL_F, -(-dst_w // _IM2COL_F) * _IM2COL_F - _IM2COL_F)  # columns of the middle vectors
         explicit_x_pad = any(not 0 <= x * d_x - left + dx * s_x < src_w for x in range(k_x) for dx in middle)
-    return ConvolutionRoute(zero_channel, explicit_x_pad)
+    gemmnt_1x1_pad = (CONV32F_GEMMNT_NCHW_1X1_PAD in routes and layout == "nchw" and group == 1 and kernel == (1, 1)
+                      and any(pad) and src_h < _GEMMNT_NCHW_SIZE and src_w < _GEMMNT_NCHW_SIZE)
+    return ConvolutionRoute(zero_channel, explicit_x_pad or gemmnt_1x1_pad, gemmnt_1x1_pad)
 
 
-def conv32f_route(library: Any, layout: str, src_c: int, dst_c: int, src_w: int, kernel: tuple[int, int],
-                  stride: tuple[int, int], dilation: tuple[int, int],
-                  pad: tuple[int, int, int, int]) -> ConvolutionRoute:
+def conv32f_route(library: Any, layout: str, src_c: int, dst_c: int, src_h: int, src_w: int,
+                  kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+                  pad: tuple[int, int, int, int], group: int) -> ConvolutionRoute:
     """:func:`upstream_conv32f_route` for the defects that `library` has (none for the bundled library)."""
     taken = taken_among(library, _CONV32F_ROUTES)
     if not taken:
         return ConvolutionRoute()
-    return upstream_conv32f_route(layout, src_c, dst_c, src_w, kernel, stride, dilation, pad, taken)
+    return upstream_conv32f_route(layout, src_c, dst_c, src_h, src_w, kernel, stride, dilation, pad, group, taken)
 
 
 @overload
@@ -286,8 +296,9 @@ def with_zero_channel(array: np.ndarray | None, axis: int) -> np.ndarray | None:
     return np.concatenate([array, np.zeros(shape, np.float32)], axis=axis)
 
 
-def with_x_pad(src: np.ndarray, left: int, right: int) -> np.ndarray:
-    """NCHW `src` (any leading axes) with `left` and `right` columns of zeros."""
-    padded = np.zeros((*src.shape[:-1], src.shape[-1] + left + right), np.float32)
-    padded[..., left:left + src.shape[-1]] = src
+def with_pad(src: np.ndarray, top: int, left: int, bottom: int, right: int) -> np.ndarray:
+    """NCHW `src` (any leading axes) with `top` and `bottom` rows and `left` and `right` columns of zeros."""
+    h, w = src.shape[-2:]
+    padded = np.zeros((*src.shape[:-2], h + top + bottom, w + left + right), np.float32)
+    padded[..., top:top + h, left:left + w] = src
     return padded

@@ -186,9 +186,9 @@ class Convolution32f(NativeContext):
 
         self.library = library = library_arg(library)
         # The context upstream gets may differ from the caller's: forward() turns one into the other.
-        self._route = route = _routes.conv32f_route(library, layout, src_c, dst_c, src_w, self.kernel, self.stride,
-                                                    self.dilation, self.pad)
-        c_dst_c, c_src_w, c_left, c_right = dst_c, src_w, left, right
+        self._route = route = _routes.conv32f_route(library, layout, src_c, dst_c, src_h, src_w, self.kernel,
+                                                    self.stride, self.dilation, self.pad, group)
+        c_dst_c, c_src_h, c_src_w, c_top, c_left, c_bottom, c_right = dst_c, src_h, src_w, top, left, bottom, right
         if route.zero_channel:
             c_dst_c = dst_c + 1
             channel_axis = 0 if layout == "nchw" else 3
@@ -198,13 +198,15 @@ class Convolution32f(NativeContext):
                 act_params = _routes.with_zero_channel(act_params, 0)
         if route.explicit_x_pad:
             c_src_w, c_left, c_right = src_w + left + right, 0, 0
+        if route.explicit_y_pad:
+            c_src_h, c_top, c_bottom = src_h + top + bottom, 0, 0
         self._c_dst_shape = (c_dst_c, dst_h, dst_w) if layout == "nchw" else (dst_h, dst_w, c_dst_c)
         ffi = library.ffi
         conv = ffi.new("SimdConvolutionParameters *")
         fmt = int(TensorFormat[layout.upper()])
-        fields = dict(srcC=src_c, srcH=src_h, srcW=c_src_w, srcT=0, srcF=fmt, dstC=c_dst_c, dstH=dst_h,
+        fields = dict(srcC=src_c, srcH=c_src_h, srcW=c_src_w, srcT=0, srcF=fmt, dstC=c_dst_c, dstH=dst_h,
                       dstW=dst_w, dstT=0, dstF=fmt, kernelY=k_y, kernelX=k_x, dilationY=d_y,
-                      dilationX=d_x, strideY=s_y, strideX=s_x, padY=top, padX=c_left, padH=bottom, padW=c_right,
+                      dilationX=d_x, strideY=s_y, strideX=s_x, padY=c_top, padX=c_left, padH=c_bottom, padW=c_right,
                       group=group, activation=act_value)
         for key, value in fields.items():
             setattr(conv, key, value)
@@ -332,8 +334,11 @@ class Convolution32f(NativeContext):
             raise ArgumentError("buffer: must not overlap out")
         if scratch is None:
             scratch = self._thread_scratch()
-        if self._route.explicit_x_pad:
-            src = _routes.with_x_pad(src, self.pad[1], self.pad[3])
+        route = self._route
+        if route.explicit_x_pad or route.explicit_y_pad:
+            top, left, bottom, right = self.pad
+            y, x = int(route.explicit_y_pad), int(route.explicit_x_pad)
+            src = _routes.with_pad(src, top * y, left * x, bottom * y, right * x)
         c_out = np.zeros((self.batch, *self._c_dst_shape), np.float32) if self._route.zero_channel else out
         if self._zero_out:
             c_out.fill(0.0)  # upstream's Base GEMM folds old dst contents in (spec 3.10.7)

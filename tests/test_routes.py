@@ -149,7 +149,7 @@ def test_the_m1_identity_route_hands_b_to_set_params_only_on_upstream(kind):
 class _InitRecorder(_RecordingLibrary):
     """Records the SimdConvolutionParameters fields each convolution Init is given (the struct dies after Init)."""
 
-    FIELDS = ("srcC", "srcW", "dstC", "padX", "padW")
+    FIELDS = ("srcC", "srcH", "srcW", "dstC", "padY", "padX", "padH", "padW")
 
     def function(self, name: str):
         inner = self._library.function(name)
@@ -231,9 +231,41 @@ def test_strided_or_dilated_nchw_taps_in_the_x_pads_of_a_middle_vector_get_expli
 def test_the_gather_route_is_taken_exactly_where_a_middle_vector_tap_leaves_the_row(stride, dilation, pad, width,
                                                                                   routed):
     kernel = (1, 10)
-    route = _routes.upstream_conv32f_route("nchw", 1, 1, width, kernel, stride, dilation, pad)
-    assert route.explicit_x_pad == routed
-    assert not _routes.upstream_conv32f_route("nhwc", 1, 1, width, kernel, stride, dilation, pad).explicit_x_pad
+    route = _routes.upstream_conv32f_route("nchw", 1, 1, 9, width, kernel, stride, dilation, pad, 1)
+    assert route.explicit_x_pad == routed and not route.explicit_y_pad
+    assert not _routes.upstream_conv32f_route("nhwc", 1, 1, 9, width, kernel, stride, dilation, pad, 1).explicit_x_pad
+
+
+@pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+@pytest.mark.parametrize("src_shape, pad, stride", [
+    ((1, 1, 1), (1, 0, 0, 0), (1, 1)),  # the catalogue's example
+    ((4, 2, 3), (1, 1, 1, 1), (1, 1)),
+    ((17, 5, 5), (0, 0, 0, 2), (2, 2)),
+])
+def test_a_padded_1x1_nchw_convolution_of_a_small_image_gets_its_pads_in_src_on_the_entries_versions(
+        version, src_shape, pad, stride):
+    fields, got, expected = _convolve(version, "nchw", src_shape, 3, (1, 1), pad=pad, stride=stride)
+    top, left, bottom, right = pad
+    routed = _taken_on(_routes.CONV32F_GEMMNT_NCHW_1X1_PAD, version)
+    context = (fields["srcH"], fields["srcW"], fields["padY"], fields["padX"], fields["padH"], fields["padW"])
+    _, h, w = src_shape
+    assert context == ((h + top + bottom, w + left + right, 0, 0, 0, 0) if routed else (h, w, *pad))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout, src_c, src_hw, kernel, pad, group", [
+    ("nchw", 4, (6, 5), (1, 1), (1, 1, 1, 1), 1),  # six rows: not GemmNT
+    ("nchw", 4, (5, 6), (1, 1), (1, 1, 1, 1), 1),  # six columns
+    ("nchw", 4, (5, 5), (1, 1), (0, 0, 0, 0), 1),  # no pad
+    ("nchw", 4, (5, 5), (3, 3), (3, 3, 3, 3), 1),  # a wider kernel: GemmNT pads it right
+    ("nchw", 4, (5, 5), (1, 1), (1, 1, 1, 1), 2),  # grouped: not GemmNT
+    ("nhwc", 4, (5, 5), (1, 1), (1, 1, 1, 1), 1),
+])
+def test_the_gemmnt_pad_route_is_taken_only_for_padded_1x1_nchw_group_1_images_under_6x6(layout, src_c, src_hw,
+                                                                                         kernel, pad, group):
+    route = _routes.upstream_conv32f_route(layout, src_c, 4, *src_hw, kernel, (1, 1), (1, 1), pad, group)
+    assert not route.explicit_y_pad and not route.explicit_x_pad
+    assert _routes.upstream_conv32f_route("nchw", 4, 4, 5, 5, (1, 1), (1, 1), (1, 1), (1, 0, 0, 0), 1).explicit_y_pad
 
 
 @pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
@@ -262,7 +294,8 @@ def test_a_per_call_transposed_b_reaches_upstream_behind_zeros_where_the_entries
 
 UPSTREAM = os.environ.get("SIMD_LIBRARY")
 ROUTED_EXAMPLES = [_routes.CONV32F_ONE_CHANNEL_WIDE_KERNEL, _routes.CONV32F_ONE_CHANNEL_NON_SQUARE,
-                   _routes.CONV32F_IM2COL_MIDDLE_GATHER, _routes.IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B]
+                   _routes.CONV32F_IM2COL_MIDDLE_GATHER, _routes.IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B,
+                   _routes.CONV32F_GEMMNT_NCHW_1X1_PAD]
 
 
 @pytest.mark.skipif(not UPSTREAM, reason="needs an upstream build in SIMD_LIBRARY")

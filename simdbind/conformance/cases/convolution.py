@@ -386,7 +386,7 @@ class Convolution32f(Function):
             kernel = (draw(st.integers(1, 11)), draw(st.integers(1, 11)))
             dilation = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
             extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
-            pad = tuple(draw(st.integers(0, extent[axis] - 1)) for axis in (0, 1, 0, 1))  # top, left, bottom, right
+            pad = tuple(draw(st.integers(0, extent[axis])) for axis in (0, 1, 0, 1))  # top, left, bottom, right
             src_h = max(draw(st.integers(1, 40)), extent[0] - pad[0] - pad[2])
             src_w = max(draw(st.integers(1, 70)), extent[1] - pad[1] - pad[3])
             params = _geometry(src_c, src_h, src_w, dst_c, kernel, stride=(draw(st.integers(1, 3)),
