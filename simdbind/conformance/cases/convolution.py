@@ -20,7 +20,7 @@ catalogue). Tolerance: the float32 sum of a K = kY*kX*srcC/group term reduction 
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -29,6 +29,10 @@ from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import activation as reference_activation
 from simdbind.conformance.reference import convolution as reference
 from simdbind.conformance.tolerance import Tolerance
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+    from simdbind.library import Library
 
 ALL = ("smoke", "ci", "full")
 CI = ("ci", "full")
@@ -86,6 +90,11 @@ def _upstream(batch: int, src_c: int, src_h: int, src_w: int, dst_c: int, kernel
 def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
     """The ONNX-style grid: (geometry, profiles), one axis at a time around C=8, 9x10, D=16, 3x3, pad 1."""
     g = _geometry
+    # Each axis is swept with plain ints, then with per-axis tuples: the loop variables take both forms.
+    k: int | tuple[int, int]
+    s: int | tuple[int, int]
+    d: int | tuple[int, int]
+    p: int | tuple[int, int] | tuple[int, int, int, int]
     yield g(8, 9, 10, 16, 3, pad=1), ALL
     for k in (1, 2, 4, 5, 6, 7):
         yield g(8, 9, 10, 16, k, pad=k // 2), CI if k in (1, 2, 5, 7) else FULL
@@ -357,14 +366,14 @@ class Convolution32f(Function):
                 yield self.case(p, layout=layout, profiles=profiles)
         for p, layout, profiles in _upstream_enabled():
             yield self.case(p, layout=layout, profiles=profiles)
-        for p, layout in _upstream_disabled():
-            for one in (layout,) if layout else LAYOUTS:
+        for p, default_layout in _upstream_disabled():
+            for one in (default_layout,) if default_layout else LAYOUTS:
                 yield self.case(p, layout=one, profiles=FULL)
         for p in _non_finite_geometries():
             for layout in LAYOUTS:
                 yield self.case(p, layout=layout, group="edge", profiles=CI)
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         """Group 1, grouped and depthwise (with a multiplier) geometries; channel counts from 1; kernels 1..11
         per axis (non-square); strides and dilations 1..3 per axis; each of the four pads up to the dilated
         kernel; images down to one pixel and outputs past every vector width; batch 1..2; every activation;
@@ -373,7 +382,7 @@ class Convolution32f(Function):
         from hypothesis import strategies as st
 
         @st.composite
-        def draw(draw: Any) -> Case:
+        def draw(draw: DrawFn) -> Case:
             kind = draw(st.sampled_from(("plain", "depthwise", "grouped")))
             if kind == "plain":
                 groups, src_c, dst_c = 1, draw(st.integers(1, 48)), draw(st.integers(1, 48))
@@ -417,7 +426,7 @@ class Convolution32f(Function):
             "params": params,
         }
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
         threads = library.threads if p["threads"] > 1 else None
         if threads is not None:
@@ -430,8 +439,9 @@ class Convolution32f(Function):
                     weight=inputs["weight"], bias=inputs["bias"], library=library) as conv:
                 out = self.output(inputs, conv.out_shape)  # 0xFF bytes: a read of dst before writing it shows as NaN
                 inputs["_info"] = conv.info  # the algorithm: the non-finite rule depends on it
-                inputs["_actual"] = conv.forward(src, out=out)  # for the reference's choice at mish's jump
-                return inputs["_actual"]
+                actual = conv.forward(src, out=out)
+                inputs["_actual"] = actual  # for the reference's choice at mish's jump
+                return actual
         finally:
             if threads is not None:
                 library.set_threads(threads)

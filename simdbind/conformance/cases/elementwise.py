@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -11,6 +11,10 @@ from simdbind.conformance.api import Unsupported
 from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import elementwise as reference
 from simdbind.conformance.tolerance import EXACT, Tolerance
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+    from simdbind.library import Library
 
 #: Sizes that cross every vector width (4, 8, 16 lanes) and tail, plus upstream's H*W sizes (spec 5.2).
 TAIL_SIZES = tuple(range(1, 68))
@@ -25,15 +29,15 @@ class Eltwise(Function):
     symbols = ("SimdSynetEltwiseLayerForward",)
     fields = (F("op", "name"), F("count", "int"), F("size", "int"), F("special", "name", ""), F("group", "name"))
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _eltwise_space(self)
 
     def grid(self) -> Iterable[Case]:
         for op in ELTWISE_OPS:
             for count in (2, 3, 4, 5):
                 for size in TAIL_SIZES:
-                    profiles = ("ci", "full") if size in (1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 67) or count == 3 \
-                        else ("full",)
+                    profiles: tuple[str, ...] = ("ci", "full") \
+                        if size in (1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 67) or count == 3 else ("full",)
                     if size in (1, 17) and count in (2, 3):
                         profiles = ("smoke",) + profiles
                     yield self._case(op, count, size, "main", profiles)
@@ -60,7 +64,7 @@ class Eltwise(Function):
         weights = rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["op"] == "sum" else None
         return {"arrays": arrays, "weights": weights}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         out = self.output(inputs, (case.params["size"],))
         return simdbind.eltwise(inputs["arrays"], case.params["op"], inputs["weights"], out=out, library=library)
 
@@ -154,13 +158,13 @@ class Unary(Function):
     symbols = ("SimdSynetUnaryOperation32f",)
     fields = (F("op", "name"), F("size", "int"), F("special", "name", ""), F("group", "name"))
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _unary_space(self)
 
     def grid(self) -> Iterable[Case]:
         for op in UNARY_OPS:
             for size in TAIL_SIZES + LARGE_SIZES + (100003,):
-                profiles = ("full",)
+                profiles: tuple[str, ...] = ("full",)
                 if size in UNARY_CI_SIZES:
                     profiles = ("ci", "full")
                 if size in UNARY_SMOKE_SIZES:
@@ -189,7 +193,7 @@ class Unary(Function):
             x = unary_main_inputs(p["op"], p["size"], rng)
         return {"x": x.astype(np.float32)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         y = simdbind.unary(inputs["x"], case.params["op"], out=self.output(inputs, inputs["x"].shape), library=library)
         return y.view(np.uint32) if case.params["op"] == "not" else y  # bitwise: compare the bits
 
@@ -219,7 +223,7 @@ SOFTMAX_FIELDS = (F("outer", "int"), F("count", "int"), F("inner", "int"), F("da
 def _softmax_cases(function: Function) -> Iterable[Case]:
     for shape in SOFTMAX_UPSTREAM + SOFTMAX_TAILS:
         for data in ("wide", "unit"):
-            profiles = ("full",)
+            profiles: tuple[str, ...] = ("full",)
             if shape in SOFTMAX_CI and (data == "unit" or shape in SOFTMAX_UPSTREAM):
                 profiles = ("ci", "full")
             if shape in SOFTMAX_SMOKE and data == "unit":
@@ -269,7 +273,7 @@ class Softmax(Function):
     symbols = ("SimdSynetSoftmax32f",)
     fields = SOFTMAX_FIELDS
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _softmax_space(self)
 
     def grid(self) -> Iterable[Case]:
@@ -278,7 +282,7 @@ class Softmax(Function):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         return {"x": _softmax_inputs(case, rng)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return simdbind.softmax(inputs["x"], axis=1, out=self.output(inputs, inputs["x"].shape), library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -296,7 +300,7 @@ class Softmax16b(Function):
     fields = SOFTMAX_FIELDS
     dtype = "bfloat16"
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _softmax_space(self)
 
     def grid(self) -> Iterable[Case]:
@@ -305,7 +309,7 @@ class Softmax16b(Function):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         return {"x": reference.bf16_round(_softmax_inputs(case, rng))}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         # Raw uint16 bits in and out; compared as the float32 values they encode.
         x = inputs["x"]
         return reference.bf16_to_float(simdbind.softmax(x, axis=1, out=self.output(inputs, x.shape, x.dtype),
@@ -338,7 +342,7 @@ class Lrn(Function):
     fields = (F("layout", "name"), F("batch", "int", 1), F("half", "int"), F("channels", "int"), F("height", "int"),
               F("width", "int"), F("k", "name"), F("direct", "bool", False), F("group", "name"))
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _lrn_space(self)
 
     def grid(self) -> Iterable[Case]:
@@ -346,7 +350,7 @@ class Lrn(Function):
             n, half, c, h, w = shape
             for layout in ("nchw", "nhwc"):
                 for kname in LRN_K:
-                    profiles = ("ci", "full") if shape in LRN_CI and kname == "caffe" else ("full",)
+                    profiles: tuple[str, ...] = ("ci", "full") if shape in LRN_CI and kname == "caffe" else ("full",)
                     if shape == (1, 2, 4, 3, 5) and kname == "caffe":
                         profiles = ("smoke",) + profiles
                     yield self.case({"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname,
@@ -361,13 +365,13 @@ class Lrn(Function):
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
-        shape = (p["channels"], p["height"], p["width"]) if case.layout == "nchw" else \
+        shape: tuple[int, ...] = (p["channels"], p["height"], p["width"]) if case.layout == "nchw" else \
             (p["height"], p["width"], p["channels"])
         if p["batch"] > 1:
             shape = (p["batch"],) + shape
         return {"x": rng.uniform(-10, 10, shape).astype(np.float32), "k": np.array(LRN_K[p["k"]], np.float32)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
         if not p["direct"]:
             return simdbind.lrn(inputs["x"], p["half"], inputs["k"], case.layout,
@@ -409,7 +413,7 @@ class Shuffle(Function):
     fields = (F("layout", "name"), F("type", "int"), F("batch", "int", 1),
               F("channels", "dims", names=("channels0", "channels1")), F("height", "int"), F("width", "int"))
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _shuffle_space(self)
 
     def grid(self) -> Iterable[Case]:
@@ -417,7 +421,7 @@ class Shuffle(Function):
             n, c0, c1, h, w = shape
             for layout in ("nchw", "nhwc"):
                 for shuffle_type in (0, 1):
-                    profiles = ("ci", "full") if shape in SHUFFLE_CI else ("full",)
+                    profiles: tuple[str, ...] = ("ci", "full") if shape in SHUFFLE_CI else ("full",)
                     if shape == (2, 6, 2, 2, 3):
                         profiles = ("smoke",) + profiles
                     yield self.case({"type": shuffle_type, "batch": n, "channels0": c0, "channels1": c1,
@@ -437,7 +441,7 @@ class Shuffle(Function):
         return {"x0": rng.uniform(-10, 10, self._shape(case, c0)).astype(np.float32),
                 "x1": rng.uniform(-10, 10, self._shape(case, c1)).astype(np.float32)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         p = case.params
         channels = (p["channels0"], p["channels1"]) if p["type"] == 1 else None
         shapes = [y.shape for y in self.reference(case, inputs)]
@@ -455,18 +459,19 @@ class Shuffle(Function):
 
 
 # -- parameter spaces (the grids above are named points of them) ----------------------------------------------
-def _sizes(st: Any, largest: int = 300) -> Any:
+def _sizes(st: Any, largest: int = 300) -> SearchStrategy[int]:
     """Every length up to `largest` (bodies and tails at every vector width), one time in ten past 12288 (the size
     of upstream's tests). Drawn as (length, large?) so that shrinking goes to short lengths."""
-    return st.tuples(st.integers(1, largest), st.integers(0, 9)).map(
+    sizes: SearchStrategy[int] = st.tuples(st.integers(1, largest), st.integers(0, 9)).map(
         lambda t: t[0] + (LARGE_SIZES[0] if t[1] == 9 else 0))
+    return sizes
 
 
-def _eltwise_space(self: Eltwise) -> Any:
+def _eltwise_space(self: Eltwise) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         op = draw(st.sampled_from(ELTWISE_OPS))
         # NaN/Inf order is part of the contract for max and min only (spec 3.2); sums of infinities have none.
         special = draw(st.sampled_from(("", "nan_inf"))) if op in ("max", "min") else ""
@@ -475,11 +480,11 @@ def _eltwise_space(self: Eltwise) -> Any:
     return draw()
 
 
-def _unary_space(self: Unary) -> Any:
+def _unary_space(self: Unary) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         op = draw(st.sampled_from(UNARY_OPS))
         special = draw(st.sampled_from(("", "specials", "tail-mix") + (("wide",) if op in WIDE_OPS else ())))
         if special == "specials":  # every special value twice, then any number of ordinary ones
@@ -492,11 +497,11 @@ def _unary_space(self: Unary) -> Any:
     return draw()
 
 
-def _softmax_space(self: Function) -> Any:
+def _softmax_space(self: Function) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         outer, count, inner = draw(st.integers(1, 40)), draw(st.integers(1, 80)), draw(st.integers(1, 40))
         special = draw(st.sampled_from(("",) + SOFTMAX_NONFINITE))
         return self.case({"outer": outer, "count": count, "inner": inner,
@@ -505,11 +510,11 @@ def _softmax_space(self: Function) -> Any:
     return draw()
 
 
-def _lrn_space(self: Lrn) -> Any:
+def _lrn_space(self: Lrn) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         layout = draw(st.sampled_from(("nchw", "nhwc")))
         # A direct NHWC call (no routing) is the C function's own contract, outside the wrapper's.
         direct = layout == "nhwc" and draw(st.booleans())
@@ -520,11 +525,11 @@ def _lrn_space(self: Lrn) -> Any:
     return draw()
 
 
-def _shuffle_space(self: Shuffle) -> Any:
+def _shuffle_space(self: Shuffle) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         shuffle_type = draw(st.integers(0, 1))
         c0, c1 = draw(st.integers(0, 40)), draw(st.integers(0, 40))
         c0, c1 = 2 * (c0 // 2), 2 * (c1 // 2)  # both types pair channels: even counts (the wrapper's rule)

@@ -16,7 +16,7 @@ evaluation (polynomial exp/erf, a few ulp of values of magnitude up to ``sqrt(K)
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import inner_product as reference
 from simdbind.conformance.reference.activation import either_side_of_the_jump, lipschitz
 from simdbind.conformance.tolerance import EXACT, Tolerance
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+    from simdbind.library import Library
 
 EPS = 2.0 ** -24
 
@@ -74,7 +78,8 @@ class InnerProduct32f(Function):
               F("guard", "name", ""))
 
     def grid(self) -> Iterable[Case]:
-        def make(M, N, K, tb, cb, bias, act, pset="-", calls=1, profiles=("ci", "full"), guard=""):
+        def make(M: int, N: int, K: int, tb: bool, cb: bool, bias: bool, act: str, pset: str = "-", calls: int = 1,
+                 profiles: tuple[str, ...] = ("ci", "full"), guard: str = "") -> Case:
             if pset == "-" and act in ACTIVATION_PARAMS and "-" not in ACTIVATION_PARAMS[act]:
                 pset = next(iter(ACTIVATION_PARAMS[act]))
             return self.case({"M": M, "N": N, "K": K, "trans_b": tb, "const_b": cb, "bias": bias, "activation": act,
@@ -129,14 +134,14 @@ class InnerProduct32f(Function):
                 out.append(make(4, 67, K, True, False, False, "identity", guard=guard, profiles=("ci", "full")))
         return out
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         """M past several register blocks, N and K across every vector tail, sometimes K over a cache block;
         transposed/constant B, bias, every activation with each of its parameter sets, B changing between calls.
         (The NaN-before-B probes are grid cases of a known defect.)"""
         from hypothesis import strategies as st
 
         @st.composite
-        def draw(draw: Any) -> Case:
+        def draw(draw: DrawFn) -> Case:
             activation = draw(st.sampled_from(tuple(ACTIVATION_PARAMS)))
             const_b = draw(st.booleans())
             return self.case({"M": draw(st.integers(1, 70)), "N": draw(st.integers(1, 80)),
@@ -165,7 +170,7 @@ class InnerProduct32f(Function):
             A = [(a * scale).astype(np.float32) for a in A]
         return {"A": A, "B": B, "bias": bias, "params": params}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> Any:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> Any:
         p = case.params
         M, N, K = p["M"], p["N"], p["K"]
         act = p["activation"]
@@ -182,7 +187,7 @@ class InnerProduct32f(Function):
         return results[0] if len(results) == 1 else tuple(results)
 
     @staticmethod
-    def _run_nan_before_b(library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def _run_nan_before_b(library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         """One Forward with B placed right after NaNs (made here, in the process that calls the library)."""
         p = case.params
         M, N, K = p["M"], p["N"], p["K"]
@@ -260,7 +265,7 @@ class InnerProductLayerForward(Function):
     def _case(self, count: int, size: int, bias: bool, batch: int, profiles: tuple[str, ...]) -> Case:
         return self.case({"count": count, "size": size, "bias": bias, "batch": batch}, profiles=profiles)
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         from hypothesis import strategies as st
 
         return st.builds(lambda count, size, bias, batch: self._case(count, size, bias, batch, ()),
@@ -273,7 +278,7 @@ class InnerProductLayerForward(Function):
                 "weight": rng.uniform(-1, 1, (p["count"], p["size"])).astype(np.float32),
                 "bias": rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["bias"] else None}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         x = inputs["x"]
         out = self.output(inputs, x.shape[:-1] + (inputs["weight"].shape[0],))
         return simdbind.inner_product(x, inputs["weight"], inputs["bias"], out=out, library=library)
@@ -316,7 +321,7 @@ class InnerProduct8i(Function):
     def _case(self, M: int, N: int, K: int, compat: str, data: str, profiles: tuple[str, ...]) -> Case:
         return self.case({"M": M, "N": N, "K": K, "compatibility": compat, "data": data}, profiles=profiles)
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         from hypothesis import strategies as st
 
         return st.builds(lambda M, N, K, compat, data: self._case(M, N, K, compat, data, ()),
@@ -339,7 +344,7 @@ class InnerProduct8i(Function):
             weight[:, ::7] = rng.integers(-128, 128, weight[:, ::7].shape, dtype=np.int8)
         return {"src": src, "weight": weight}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         # Which arithmetic the library really applies to a precise request (spec 3.9: upstream's default build
         # always saturates); the reference follows it, and the emulation in the wrapper is switched off so the
         # C function itself is checked.

@@ -15,15 +15,19 @@ through the public API, which must pass on every library.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
 import numpy as np
 
 import simdbind
-from simdbind.conformance.model import F, Case, Function, register
+from simdbind.conformance.model import F, Case, Field, Function, register
 from simdbind.conformance.reference import pooling as reference
 from simdbind.conformance.tolerance import EXACT, Tolerance
 from simdbind.errors import UpstreamDefectError
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+    from simdbind.library import Library
 
 ALL = ("ci", "full")
 FULL = ("full",)
@@ -86,13 +90,14 @@ POOLING_TAIL = (F("special", "name", ""), F("defect", "name", ""), F("direct", "
 class _Pooling(Function):
     family = "pooling"
     dtype = "float32"
-    fields = POOLING_FIELDS + POOLING_TAIL
+    fields: ClassVar[tuple[Field, ...]] = POOLING_FIELDS + POOLING_TAIL
 
     # -- case construction ---------------------------------------------------------------------------------------
     # -- case construction ---------------------------------------------------------------------------------------
-    def _case(self, layout: str, c: int, h: int, w: int, kernel, stride, pads, ceil: bool, profiles, *,
-              batch: int = 1, exclude: bool = True, channel=None, special: str = "", defect: str = "",
-              direct_out=None, group: str = "main") -> Case:
+    def _case(self, layout: str, c: int, h: int, w: int, kernel: Sequence[int], stride: Sequence[int],
+              pads: Sequence[tuple[int, int]], ceil: bool, profiles: tuple[str, ...], *, batch: int = 1,
+              exclude: bool = True, channel: tuple[int, int, tuple[int, int]] | None = None, special: str = "",
+              defect: str = "", direct_out: tuple[int, int] | None = None, group: str = "main") -> Case:
         (pt, pb), (pl, pr) = pads
         kc, sc, (pcb, pce) = channel if channel else (1, 1, (0, 0))
         params = {"channels": c, "height": h, "width": w, "batch": batch, "ky": kernel[0], "kx": kernel[1],
@@ -107,7 +112,11 @@ class _Pooling(Function):
                 del params[name]
         return self.case(params, layout=layout, group=group, profiles=profiles)
 
-    def _grids(self, table, *, exclude_values=(True,)) -> Iterable[Case]:
+    def _grids(self, table: Iterable[tuple[int, int, int, int, int, int, int]], *,
+               exclude_values: tuple[bool, ...] = (True,)) -> Iterable[Case]:
+        # The tables give square kernels and strides as ints, the other grids as (y, x) pairs.
+        k: int | tuple[int, int]
+        s: int | tuple[int, int]
         # Upstream's table, ceil mode, both layouts.
         for i, (c, h, w, k, s, pb, pe) in enumerate(table):
             for layout in LAYOUTS:
@@ -165,14 +174,14 @@ class _Pooling(Function):
     #: Input kinds of the edge group the space draws from ("" = the main group's data).
     specials: tuple[str, ...] = ("",)
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         """Public-API calls over the documented space: any layout, batch, channel count, image size, kernel and
         stride per axis, begin/end pads per axis below the kernel (spec 3.12.1), floor or ceil; Average both
         exclude modes, Max32f any channel window; the edge group's special inputs."""
         from hypothesis import strategies as st
 
         @st.composite
-        def draw(draw: Any) -> Case:
+        def draw(draw: DrawFn) -> Case:
             ky, kx = draw(st.integers(1, 7)), draw(st.integers(1, 7))
             pads = [draw(st.integers(0, k - 1)) for k in (ky, ky, kx, kx)]  # top, bottom, left, right
             height = max(draw(st.integers(1, 20)), ky - pads[0] - pads[1])
@@ -195,7 +204,8 @@ class _Pooling(Function):
         return draw()
 
     # -- running -------------------------------------------------------------------------------------------------
-    def _geometry(self, case: Case):
+    def _geometry(self, case: Case
+                  ) -> tuple[tuple[int, int], tuple[int, int], tuple[tuple[int, int], tuple[int, int]]]:
         p = case.params
         return ((p["ky"], p["kx"]), (p["sy"], p["sx"]),
                 ((p["pad_top"], p["pad_bottom"]), (p["pad_left"], p["pad_right"])))
@@ -283,7 +293,7 @@ class PoolingAverage(_Pooling):
             x[mask] = rng.choice(np.array([np.inf, -np.inf, np.nan], np.float32), int(mask.sum()))
         return {"x": x}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
             return self._direct(library, case, inputs["x"])
         kernel, stride, pads = self._geometry(case)
@@ -316,6 +326,10 @@ class PoolingMax32f(_Pooling):
 
     def grid(self) -> Iterable[Case]:
         yield from self._grids(MAX32F_TABLE)
+        # The 3D table gives (c, y, x) kernels, strides and pads, the defect table (y, x) ones.
+        k: tuple[int, ...]
+        s: tuple[int, ...]
+        pads: Sequence[tuple[int, int]] | None
         # 3D channel pooling: upstream's disabled table, then a small grid.
         for i, (c, h, w, k, s, pads) in enumerate(MAX3D_TABLE):
             pads = pads or ((0, 0), (0, 0), (0, 0))
@@ -358,7 +372,7 @@ class PoolingMax32f(_Pooling):
             x[mask] = -np.inf
         return {"x": x}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
         if p["direct"]:
             return self._direct(library, case, inputs["x"])
@@ -414,7 +428,7 @@ class PoolingMax16b(_Pooling):
                 pass
         return {"x": bits}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
             return self._direct(library, case, inputs["x"]).view(np.uint16)
         kernel, stride, pads = self._geometry(case)
@@ -445,7 +459,7 @@ class PoolingMax8u(_Pooling):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         return {"x": rng.integers(0, 256, self._shape(case), dtype=np.uint8)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
             return self._direct(library, case, inputs["x"])
         kernel, stride, pads = self._geometry(case)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 def eltwise(inputs: Sequence[np.ndarray], op: str, weights: Sequence[float] | None = None) -> np.ndarray:
@@ -14,7 +15,7 @@ def eltwise(inputs: Sequence[np.ndarray], op: str, weights: Sequence[float] | No
     """
     if op == "sum":
         total = np.zeros(inputs[0].shape, np.float64)
-        for x, w in zip(inputs, weights):
+        for x, w in zip(inputs, [1.0] * len(inputs) if weights is None else weights):  # None: unit weights
             total += np.float64(np.float32(w)) * x.astype(np.float64)
         return total.astype(np.float32)
     acc = inputs[0]
@@ -36,7 +37,7 @@ def _erf64(x: np.ndarray) -> np.ndarray:
     return np.fromiter((math.erf(v) for v in flat), np.float64, flat.size).reshape(x.shape)
 
 
-def unary(x: np.ndarray, op: str) -> np.ndarray:
+def unary(x: NDArray[np.float32], op: str) -> np.ndarray:
     """The contract of each SimdSynetUnaryOperation32f operation, float32 in and out.
 
     Exact operations are computed in float32 exactly as the contract states them; transcendental ones in float64,
@@ -133,7 +134,7 @@ def lrn(x: np.ndarray, half: int, k: np.ndarray, layout: str = "nchw") -> np.nda
     k0, k1, k2 = (np.float64(np.float32(v)) for v in k)
     squares = np.moveaxis(x64 * x64, axis, 0)
     padded = np.concatenate([np.zeros((half,) + squares.shape[1:]), squares, np.zeros((half,) + squares.shape[1:])])
-    window = sum(padded[i:i + channels] for i in range(2 * half + 1))
+    window = sum((padded[i:i + channels] for i in range(1, 2 * half + 1)), padded[:channels])
     with np.errstate(all="ignore"):
         scale = np.exp(np.log(k0 + k1 * np.moveaxis(window, 0, axis)) * k2)
     return (x64 * scale).astype(np.float32)

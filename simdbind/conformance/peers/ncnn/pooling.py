@@ -64,7 +64,8 @@ def _pool(case: Case, x: np.ndarray, average: bool) -> np.ndarray:
 
     def one(image: np.ndarray) -> np.ndarray:
         if three_d:
-            return run({source: image[None]}, [y])[0][0]
+            volume: np.ndarray = run({source: image[None]}, [y])[0][0]  # a (1, C, H, W) blob per image
+            return volume
         return run({source: image}, [y])[0]
 
     return per_image(x, case.layout, one)
