@@ -6,16 +6,18 @@ Four sources of cases, each in both layouts:
   strides 1..3 and non-square, dilations 1..3, asymmetric pads, groups 1/2/4, depthwise and depthwise with a
   multiplier, channel counts on both sides of every vector width, H or W equal to 1, batch 1..3, threads 1 and 2);
 * every activation with parameters, on a GEMM, a 1x1 and a depthwise geometry;
-* upstream's enabled test shapes (spec 5.2) and its disabled (`#if 0`) tables (spec 5.3), the latter in ``full``.
+* upstream's enabled test shapes and its disabled (`#if 0`) tables (src/Test/TestSynetConvolution32f.cpp), the
+  latter in ``full``.
   Upstream's ``Param`` takes ``Size(x, y)`` with X first, and its Size constructor sets ``strideX = s.y``
-  (``TestSynetConvolutionParam.h:93``, spec 5.3). :func:`_upstream` reads every Size as (x, y) and sets
+  (``TestSynetConvolutionParam.h:93``). :func:`_upstream` reads every Size as (x, y) and sets
   ``stride_x`` from ``s.x``: the geometry the table meant. (Every stride in those tables happens to be square, so
   the fix changes no shape there; the grid's non-square strides are where it would matter.)
 
 Inputs: src, weight and bias U[-1, 1] (upstream's ranges); ``out`` is pre-filled with NaN so that any read of the
-destination before it is written shows up (spec 3.10.7 says upstream's Base GEMM does read it: see the deviation
-catalogue). Tolerance: the float32 sum of a K = kY*kX*srcC/group term reduction against the float64 reference
-(spec 3.10.6), times the activation's Lipschitz bound, 16 times larger for shapes that Winograd may take.
+destination before it is written shows up (upstream's Base GEMM does read it: CONV32F-BASE-GEMM-READS-DST in the
+deviation catalogue). Tolerance: the float32 sum of a K = kY*kX*srcC/group term reduction against the float64
+reference (README, 'The tolerance model'), times the activation's Lipschitz bound, 16 times larger for shapes that
+Winograd may take.
 """
 
 from __future__ import annotations
@@ -201,7 +203,7 @@ def _activation_geometries() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]
 
 
 def _upstream_enabled() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
-    """Spec 5.2: the one NDEBUG shape and the Debug shape (both NHWC in upstream; both layouts here)."""
+    """Upstream's tests: the one NDEBUG shape and the Debug shape (both NHWC in upstream; both layouts here)."""
     yield _upstream(1, 1280, 32, 32, 256, 1, 1, 1, 0, 0, 1, "relu"), "nhwc", CI
     yield _upstream(1, 1280, 32, 32, 256, 1, 1, 1, 0, 0, 1, "relu"), "nchw", FULL
     yield _upstream(1, 20, 75, 75, 20, (1, 11), 1, 1, (0, 5), (0, 5), 20), "nhwc", CI
@@ -209,7 +211,7 @@ def _upstream_enabled() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]
 
 
 def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
-    """Spec 5.3, every `#if 0` table (layout None: upstream's default, run here in both layouts)."""
+    """Upstream's tests, every `#if 0` table (layout None: upstream's default, run here in both layouts)."""
     u = _upstream
     # Block 1.
     yield u(1, 16, 112, 96, 32, 3, 1, 3, (1, 0), (1, 0), 1), None
@@ -340,7 +342,7 @@ def non_finite_expectation(expected: np.ndarray, actual: np.ndarray, info: str, 
 
 def winograd_eligible(p: dict[str, Any]) -> bool:
     """Shapes an implementation may run through Winograd transforms: group 1, stride 1, dilation 1 and a kernel
-    upstream has a Winograd variant for (3x3, 1x3, 1x5, 2x2; spec 3.10.3)."""
+    upstream has a Winograd variant for (3x3, 1x3, 1x5, 2x2; its Info string names the one taken)."""
     return p["kernel"] in ((3, 3), (1, 3), (1, 5), (2, 2)) and p["stride"] == (1, 1) and p["dilation"] == (1, 1) \
         and p["groups"] == 1
 
@@ -480,13 +482,13 @@ class Convolution32f(Function):
 
 
 def tolerance(p: dict[str, Any], activations: dict[str, Any], winograd: bool) -> Tolerance:
-    """abs = L * w * K * 2^-22 + 1e-6 and rel = 2e-6, K = kY*kX*srcC/group (spec 3.10.6).
+    """abs = L * w * K * 2^-22 + 1e-6 and rel = 2e-6, K = kY*kX*srcC/group.
 
     The data are U[-1, 1], so a float32 reduction of K products (any order, blocked, fused or not) differs from the
     float64 one by a few units of 2^-24 times the partial sums, which grow like sqrt(K) for random signs: K * 2^-22
     bounds that with a margin of about 3 (the worst case of the full profile at sse41, no FMA, uses 0.34 of it) while
     still catching a wrong tap (an error of order 0.1 or more). w = 16 for geometries a Winograd algorithm may take: its transforms amplify rounding,
-    about 2x for the bundled F(2x2,3x3) and an order of magnitude for upstream's F(4x4,3x3) (spec 3.10.6: ~6e-5
+    about 2x for the bundled F(2x2,3x3) and an order of magnitude for upstream's F(4x4,3x3) (about 6e-5
     relative).
     L is the activation's Lipschitz bound (how far an input error can move the output); rel covers the activation's
     own polynomial exp/erf/tanh (a few ulp).

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from hypothesis.strategies import DrawFn, SearchStrategy
     from simdbind.library import Library
 
-#: Sizes that cross every vector width (4, 8, 16 lanes) and tail, plus upstream's H*W sizes (spec 5.2).
+#: Sizes that cross every vector width (4, 8, 16 lanes) and tail, plus upstream's H*W sizes (src/Test/TestSynet.cpp).
 TAIL_SIZES = tuple(range(1, 68))
 LARGE_SIZES = (12288, 12297)
 ELTWISE_OPS = ("product", "sum", "max", "min")
@@ -44,7 +44,8 @@ class Eltwise(Function):
                 for size in LARGE_SIZES:
                     yield self._case(op, count, size, "main", ("smoke", "ci", "full") if count <= 3 else ("ci", "full"))
             if op in ("max", "min"):
-                # Spec 3.2: with a NaN in either operand the later one wins; -inf stays -inf (no -FLT_MAX start).
+                # Max is a > b ? a : b and Min a < b ? a : b: with a NaN in either operand the later one wins; -inf
+                # stays -inf (no -FLT_MAX start).
                 for count in (2, 3):
                     yield self._case(op, count, 67, "edge", ("ci", "full"), special="nan_inf")
 
@@ -83,7 +84,7 @@ class Eltwise(Function):
 # -- unary ----------------------------------------------------------------------------------------------------
 UNARY_OPS = tuple(m.name.lower() for m in simdbind.UnaryOperation)
 EXACT_UNARY = ("abs", "ceil", "floor", "neg", "not", "rcp", "round", "sign", "sqrt", "zero")
-#: Tolerance of each inexact operation (spec 4, admitting upstream's documented numerics); the bundled library
+#: Tolerance of each inexact operation (admitting upstream's documented numerics); the bundled library
 #: is within 2 ulp of the exact result on these (vmath.h), which tests/test_elementwise.py checks.
 UNARY_TOLERANCE = {
     "exp": Tolerance(rel=1e-5, max_ulp=2, why="polynomial exp: upstream rel ~1e-7, bundled <= 1.5 ulp"),
@@ -142,7 +143,8 @@ UNARY_SPECIALS = np.array([
     -100.0, -104.5, 1e4, -1e5, 0.49999997, -0.49999997, 4.0, 1e-3], np.float32)
 
 
-#: Per op, one value whose result differs between upstream's Base and SIMD code (spec 3.6), for tail-mix cases.
+#: Per op, one value whose result differs between upstream's Base and SIMD code (the catalogue's unary-*
+#: entries), for tail-mix cases.
 UNARY_TAIL_MIX = {
     "abs": (0.0, 0.0), "ceil": (-0.5, -0.5), "cos": (3e9, 3e9), "erf": (np.nan, np.nan), "exp": (np.inf, np.inf),
     "floor": (3e9, 3e9), "log": (-2.5, -2.5), "neg": (0.0, 0.0), "not": (1.0, 1.0), "rcp": (3.0, 3.0),
@@ -207,7 +209,7 @@ class Unary(Function):
 
 
 # -- softmax --------------------------------------------------------------------------------------------------
-#: (outer, count, inner) of upstream's tests (spec 5.2) and shapes crossing every lane count and tail.
+#: (outer, count, inner) of upstream's tests (TestSynetSoftmax.cpp) and shapes crossing every lane count and tail.
 SOFTMAX_UPSTREAM = ((392, 49, 1), (21825, 2, 1), (50, 10, 100), (13666, 3, 1), (749, 49, 1), (3136, 196, 1))
 SOFTMAX_TAILS = tuple((3, count, 1) for count in range(1, 68)) + tuple((2, 5, inner) for inner in range(2, 34))
 SOFTMAX_CI = {(392, 49, 1), (50, 10, 100), (21825, 2, 1), (3, 1, 1), (3, 7, 1), (3, 17, 1), (3, 67, 1), (2, 5, 3),
@@ -289,7 +291,7 @@ class Softmax(Function):
         return reference.softmax(inputs["x"], axis=1)
 
     def tolerance(self, case: Case) -> Tolerance:
-        return Tolerance(abs=1e-6, why="spec 4: abs 1e-6 for outputs in [0, 1] (polynomial exp, float32 sums)")
+        return Tolerance(abs=1e-6, why="abs 1e-6 for outputs in [0, 1] (polynomial exp, float32 sums)")
 
 
 @register
@@ -319,13 +321,13 @@ class Softmax16b(Function):
         return reference.bf16_to_float(reference.softmax16b(inputs["x"], axis=1))
 
     def tolerance(self, case: Case) -> Tolerance:
-        return Tolerance(max_ulp=1 << 16, why="spec 4: 1 bf16 ulp (= 2^16 float32 ulps) of bf16(softmax64(x))")
+        return Tolerance(max_ulp=1 << 16, why="1 bf16 ulp (= 2^16 float32 ulps) of bf16(softmax64(x))")
 
 
 # -- LRN ------------------------------------------------------------------------------------------------------
 #: (batch, half, channels, height, width): upstream's (2, 96, 128) and (2, 87, 137) as HxW 8x16 and 1x137,
-#: small channel counts around 2*half + 1 (NHWC upstream defect, spec 3.3), half 2 with 7, 11 and 19 channels
-#: (the NHWC kernels' F + 3 defect), batch > 1, every tail.
+#: small channel counts around 2*half + 1 (NHWC upstream defect, lrn-nhwc-small-channels), half 2 with 7, 11 and
+#: 19 channels (the NHWC kernels' F + 3 defect), batch > 1, every tail.
 LRN_SHAPES = ((1, 2, 96, 8, 16), (1, 2, 87, 1, 137), (1, 2, 4, 3, 5), (1, 2, 5, 3, 5), (1, 3, 3, 2, 7),
               (1, 0, 7, 3, 3), (1, 1, 1, 1, 17), (2, 2, 19, 5, 3), (3, 1, 33, 1, 9), (1, 5, 17, 2, 2),
               (1, 2, 8, 1, 1), (2, 4, 67, 1, 5), (1, 7, 6, 3, 3), (1, 2, 7, 2, 3), (2, 2, 11, 3, 2))
@@ -356,7 +358,7 @@ class Lrn(Function):
                     yield self.case({"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname,
                                      "direct": False}, layout=layout, profiles=profiles)
         # Edge: the C function itself with NHWC channels < 2*half + 1 (the wrapper routes such calls through NCHW
-        # on other libraries; upstream's NHWC code reads neighbouring pixels there, spec 3.3), and with half 2 and
+        # on other libraries; upstream's NHWC code reads neighbouring pixels there), and with half 2 and
         # 7, 11 or 19 channels (routed too: upstream's channel 1 window takes in the float before the pixel).
         for n, half, c, h, w in ((1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (1, 2, 1, 4, 4), (1, 2, 7, 2, 3),
                                  (2, 2, 11, 3, 2), (2, 2, 19, 5, 3)):
@@ -377,12 +379,12 @@ class Lrn(Function):
             return simdbind.lrn(inputs["x"], p["half"], inputs["k"], case.layout,
                                 out=self.output(inputs, inputs["x"].shape), library=library)
         if library.kind != "bundled" and p["channels"] < 2 * p["half"] + 1:
-            # Upstream's NHWC index arithmetic wraps for channels < 2*half+1 (spec 3.3): the read can land anywhere,
+            # Upstream's NHWC index arithmetic wraps for channels < 2*half+1: the read can land anywhere,
             # and did crash the process against v7.1.162. Catalogued as lrn-nhwc-small-channels; simdbind.lrn
             # routes such calls through NCHW, so users never reach it. (The F + 3 cases read one float before src:
             # the guard zone, so they run.)
             raise Unsupported("direct LRN NHWC call with channels < 2*half+1 reads outside src on upstream builds "
-                              "(spec 3.3); not run in process")
+                              "(lrn-nhwc-small-channels); not run in process")
         x = inputs["x"]
         out = self.output(inputs, x.shape)
         ffi = library.ffi
@@ -395,7 +397,7 @@ class Lrn(Function):
         return reference.lrn(inputs["x"], case.params["half"], inputs["k"], case.layout)
 
     def tolerance(self, case: Case) -> Tolerance:
-        return Tolerance(rel=2e-5, why="spec 4: Pow = exp(log(b) * k2) with polynomial exp/log; float32 window sums")
+        return Tolerance(rel=2e-5, why="Pow = exp(log(b) * k2) with polynomial exp/log; float32 window sums")
 
 
 # -- shuffle --------------------------------------------------------------------------------------------------
@@ -473,7 +475,8 @@ def _eltwise_space(self: Eltwise) -> SearchStrategy[Case]:
     @st.composite
     def draw(draw: DrawFn) -> Case:
         op = draw(st.sampled_from(ELTWISE_OPS))
-        # NaN/Inf order is part of the contract for max and min only (spec 3.2); sums of infinities have none.
+        # NaN/Inf order is part of the contract for max and min only (a > b ? a : b keeps the later NaN); sums of
+        # infinities have none.
         special = draw(st.sampled_from(("", "nan_inf"))) if op in ("max", "min") else ""
         return self.case({"op": op, "count": draw(st.integers(2, 8)), "size": draw(_sizes(st)), "special": special},
                          group="edge" if special else "main")

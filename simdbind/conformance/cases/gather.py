@@ -1,6 +1,6 @@
-"""Cases of GatherElements: upstream's table (spec 5.2), every data x index type pair, constant and per-call
-indices, negative indices, index slices repeated across the outer dimensions (the broadcast that upstream's
-SetIndex detects), and outer ranks 0..3 (the gather axis at every position of a rank-4 tensor)."""
+"""Cases of GatherElements: upstream's table (src/Test/TestSynetGatherElements.cpp), every data x index type pair,
+constant and per-call indices, negative indices, index slices repeated across the outer dimensions (the broadcast that
+upstream's SetIndex detects), and outer ranks 0..3 (the gather axis at every position of a rank-4 tensor)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ ACTIVATION_PARAMS: dict[str, dict[str, list[float] | None]] = {
     "gelu": {"-": None},
 }
 
-#: Upstream's shape table (spec 5.2, TestSynetInnerProduct.cpp): (M, N, K, transB, constB, bias, activation).
+#: Upstream's shape table (src/Test/TestSynetInnerProduct.cpp): (M, N, K, transB, constB, bias, activation).
 UPSTREAM_32F = [
     (128, 128, 128, False, True, True, "identity"), (128, 133, 144, False, True, True, "relu"),
     (128, 133, 144, False, False, True, "relu"), (1, 512, 8192, False, True, True, "identity"),
@@ -86,7 +86,7 @@ class InnerProduct32f(Function):
                               "pset": pset, "calls": calls, "guard": guard}, profiles=profiles)
 
         out = []
-        # Upstream's own table (spec 5.2); its RestrictRange params are p0 = 0.1, p1 = 1.1.
+        # Upstream's own table (TestSynetInnerProduct.cpp); its RestrictRange params are p0 = 0.1, p1 = 1.1.
         for i, (M, N, K, tb, cb, bias, act) in enumerate(UPSTREAM_32F):
             out.append(make(M, N, K, tb, cb, bias, act, "upstream" if act == "restrict_range" else "-",
                             profiles=("smoke", "ci", "full") if K <= 1000 else ("ci", "full")))
@@ -122,7 +122,8 @@ class InnerProduct32f(Function):
                                 profiles = ("smoke", "ci", "full") if smoke else ("ci", "full") if ci else ("full",)
                                 out.append(make(M, N, K, tb, cb, bias, act, pset, profiles=profiles))
         # Non-constant B changing between calls (three Forward calls, three different B), including upstream's
-        # transB && M == 1 && Identity route (spec 3.8.4), which must use each call's B.
+        # transB && M == 1 && Identity route (catalogue: ip32f-transb-m1-identity-uses-setparams-weight), which must
+        # use each call's B.
         for M in (1, 2, 64):
             for tb in (False, True):
                 for act in ("identity", "relu", "prelu"):
@@ -252,7 +253,7 @@ class InnerProductLayerForward(Function):
 
     def grid(self) -> Iterable[Case]:
         out = []
-        for count, size in ((96, 128), (87, 137)):  # upstream's table (spec 5.2)
+        for count, size in ((96, 128), (87, 137)):  # upstream's table (TestSynetInnerProduct.cpp)
             for bias in (False, True):
                 out.append(self._case(count, size, bias, 1, ("smoke", "ci", "full")))
         for count in (1, 3, 4, 8, 17, 67, 1000):
@@ -302,7 +303,7 @@ class InnerProduct8i(Function):
 
     def grid(self) -> Iterable[Case]:
         out = []
-        for M, N, K in ((1, 256, 6912), (10, 256, 6912), (15, 65, 255)):  # upstream's table (spec 5.2)
+        for M, N, K in ((1, 256, 6912), (10, 256, 6912), (15, 65, 255)):  # upstream's table (TestSynetInnerProduct.cpp)
             for compat in ("precise", "overflow", "narrowed"):
                 for data in ("full", "narrowed"):
                     profiles = ("smoke", "ci", "full") if K == 255 else ("ci", "full")
@@ -332,7 +333,7 @@ class InnerProduct8i(Function):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
         M, N, K = p["M"], p["N"], p["K"]
-        if p["data"] == "narrowed":  # the 8iNarrowed ranges: no pair can saturate (spec 3.9)
+        if p["data"] == "narrowed":  # the 8iNarrowed ranges: no pair can saturate
             src = rng.integers(0, 181, (M, K), dtype=np.uint8)
             weight = rng.integers(-90, 91, (N, K), dtype=np.int8)
         elif p["data"] == "full":
@@ -345,9 +346,9 @@ class InnerProduct8i(Function):
         return {"src": src, "weight": weight}
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
-        # Which arithmetic the library really applies to a precise request (spec 3.9: upstream's default build
-        # always saturates); the reference follows it, and the emulation in the wrapper is switched off so the
-        # C function itself is checked.
+        # Which arithmetic the library really applies to a precise request (upstream's default build always saturates:
+        # simdbind/conformance/deviations/README.md); the reference follows it, and the emulation in the wrapper is
+        # switched off so the C function itself is checked.
         inputs["precise_honoured"] = library.capabilities.get("int8_precise") is not False
         out = self.output(inputs, (inputs["src"].shape[0], inputs["weight"].shape[0]), np.int32)
         return simdbind.inner_product_8i(inputs["src"], inputs["weight"], case.params["compatibility"], out=out,

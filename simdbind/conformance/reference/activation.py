@@ -1,8 +1,8 @@
-"""Reference activations (spec 2.4 Base formulas) in float64.
+"""Reference activations (the Base formulas of SimdConvolutionActivationType) in float64.
 
-Written from the formula table of spec 2.4, not from any C kernel. ``Max(a, b)`` is ``a > b ? a : b`` and
-``Min(a, b)`` is ``a < b ? a : b``, so NaN handling follows upstream's comparisons. Mish uses the identity
-``tanh(softplus(x)) = n / (n + 2)`` with ``n = e^x (e^x + 2)``, exact in float64 and free of cancellation.
+Written from the formulas upstream documents for each activation type (SimdLib.h), not from any C kernel. ``Max(a, b)``
+is ``a > b ? a : b`` and ``Min(a, b)`` is ``a < b ? a : b``, so NaN handling follows upstream's comparisons. Mish uses
+the identity ``tanh(softplus(x)) = n / (n + 2)`` with ``n = e^x (e^x + 2)``, exact in float64 and free of cancellation.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""References of the pooling family, from the seed page and spec 3.12 (Base semantics).
+"""References of the pooling family, from upstream's documentation of the functions and its Base code
+(SimdBaseSynetPooling.cpp).
 
 Geometry: output ``d`` of an axis covers input indices ``[d*stride - pad, d*stride - pad + kernel)`` clipped to the
 input; nothing else is read (an empty clipped window is simply empty). The output size is either given (the C

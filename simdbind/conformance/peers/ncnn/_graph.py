@@ -120,7 +120,7 @@ class Graph:
 
 
 def activation(graph: Graph, x: str, kind: str, params: Any) -> str:
-    """Simd's activation `kind` (spec 2.4) on blob `x` (channels or rows on ncnn's outer axis), with ncnn's layer of
+    """Simd's activation `kind` on blob `x` (channels or rows on ncnn's outer axis), with ncnn's layer of
     the same function where there is one, else composed of BinaryOp (and, for mish's threshold, Threshold) layers
     as the formula reads."""
     p = [] if params is None else [float(v) for v in np.asarray(params, np.float32).ravel()]

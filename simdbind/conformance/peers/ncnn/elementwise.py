@@ -51,7 +51,7 @@ def eltwise(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     op, arrays = case.params["op"], [np.asarray(a, np.float32) for a in inputs["arrays"]]
     if op in ("max", "min") and any(np.isnan(a).any() for a in arrays):
         raise Unsupported("NaN: ncnn's max/min keep the operand its comparison picks, Simd's a > b ? a : b fold "
-                          "keeps the later operand (spec 3.2)")
+                          "keeps the later operand")
     graph = Graph()
     xs = [graph.input() for _ in arrays]
     if op == "min":

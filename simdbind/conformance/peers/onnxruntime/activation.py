@@ -1,5 +1,5 @@
-"""The Simd activations (spec 2.4) as ONNX nodes, where ONNX has the same function, for the onnxruntime adapters
-of the convolution and inner-product families."""
+"""The Simd activations (SimdConvolutionActivationType) as ONNX nodes, where ONNX has the same function, for the
+onnxruntime adapters of the convolution and inner-product families."""
 
 from __future__ import annotations
 

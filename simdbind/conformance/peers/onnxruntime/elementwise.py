@@ -94,8 +94,7 @@ def _build(op: str, count: int) -> bytes:
 def eltwise(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     op, arrays = case.params["op"], inputs["arrays"]
     if op in ("max", "min") and any(np.isnan(a).any() for a in arrays):
-        raise Unsupported("NaN: ONNX Max/Min propagate NaN, Simd's a > b ? a : b fold keeps the later operand "
-                          "(spec 3.2)")
+        raise Unsupported("NaN: ONNX Max/Min propagate NaN, Simd's a > b ? a : b fold keeps the later operand")
     sess = session(("eltwise", op, len(arrays)), lambda: _build(op, len(arrays)))
     feeds = {f"x{i}": np.ascontiguousarray(a, np.float32) for i, a in enumerate(arrays)}
     if op == "sum":

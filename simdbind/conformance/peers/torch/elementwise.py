@@ -15,8 +15,8 @@ Mappings:
 * softmax: ``torch.softmax(x, dim=1)`` on (outer, count, inner). bf16: widened to float32 exactly, softmax in
   float32, rounded to bf16 by ``Tensor.to(torch.bfloat16)`` (round to nearest even).
 * LRN: ``F.local_response_norm(x, size=2*half+1, alpha=k1*size, beta=-k2, k=k0)`` on NCHW (NHWC is permuted): torch
-  divides the window sum by size and raises to -beta, Simd multiplies by (k0 + k1*sum)^k2 with no 1/size
-  (spec 8.4), so alpha = k1*size and beta = -k2 give the same function.
+  divides the window sum by size and raises to -beta, Simd multiplies by (k0 + k1*sum)^k2 with no 1/size,
+  so alpha = k1*size and beta = -k2 give the same function.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def eltwise(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     arrays = [torch.from_numpy(np.ascontiguousarray(a)) for a in inputs["arrays"]]
     if op in ("max", "min") and any(bool(torch.isnan(a).any()) for a in arrays):
         raise Unsupported("NaN: torch.maximum/minimum propagate NaN, Simd's a > b ? a : b fold keeps the later "
-                          "operand (spec 3.2)")
+                          "operand")
     if op == "sum":
         weights = [float(w) for w in np.asarray(inputs["weights"], np.float32)]
         result = arrays[0] * weights[0]

@@ -117,7 +117,7 @@ def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
         y = y.squeeze(1)
     if explicit:
         y = _crop(y, image, stride, pads, p["ceil"])
-    # Simd's maximum starts at -FLT_MAX (spec 3.12.3): a window of padding only gives -FLT_MAX, not -inf.
+    # Simd's maximum starts at -FLT_MAX: a window of padding only gives -FLT_MAX, not -inf.
     y = torch.clamp(y, min=-float(np.finfo(np.float32).max))
     return _from_nchw(y, case.layout, batched)
 
