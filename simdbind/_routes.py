@@ -99,13 +99,18 @@ IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B = Route("ip32f-transb-m1-activation-re
                                                   "B handed over behind B_GUARD zero floats")
 CONV32F_GEMMNT_NCHW_1X1_PAD = Route("CONV32F-GEMMNT-NCHW-1X1-PAD", "convolution",
                                     "NCHW src copied between its zero pads on all four sides; the context has none")
+CONV32F_STRIDE3_ONE_INPUT_CHANNEL = Route("CONV32F-AVX512-DIRECTNCHW-STRIDE3-ONE-INPUT-CHANNEL-CRASH", "convolution",
+                                          "a second input channel of zeros in each group, of zero weights")
+CONV32F_NHWC_GROUPED_WHOLE_IMAGE = Route("CONV32F-GEMMNN-NHWC-GROUPED-WHOLE-IMAGE-KERNEL", "convolution",
+                                         "the context created with stride 2: its one output is the same")
 
 ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS,
           LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW,
           IP32F_GEMM_READS_C, IP32F_TRANSB_M1_IDENTITY, IP32F_N1_TRANSB_CONST_BIAS, IP32F_TRANSB_READS_BEFORE_B,
           IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B,
           CONV32F_GEMM_READS_DST, CONV32F_GEMMNT_READS_BEFORE_SRC, CONV32F_ONE_CHANNEL_WIDE_KERNEL,
-          CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER, CONV32F_GEMMNT_NCHW_1X1_PAD)
+          CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER, CONV32F_GEMMNT_NCHW_1X1_PAD,
+          CONV32F_STRIDE3_ONE_INPUT_CHANNEL, CONV32F_NHWC_GROUPED_WHOLE_IMAGE)
 
 
 # -- library properties that are not defects ----------------------------------------------------------------------
@@ -226,7 +231,7 @@ def max32f_route(library: Any, c: int, ac: Any, ay: Any, ax: Any, fmt: int) -> t
 
 
 _CONV32F_ROUTES = (CONV32F_ONE_CHANNEL_WIDE_KERNEL, CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER,
-                   CONV32F_GEMMNT_NCHW_1X1_PAD)
+                   CONV32F_GEMMNT_NCHW_1X1_PAD, CONV32F_STRIDE3_ONE_INPUT_CHANNEL, CONV32F_NHWC_GROUPED_WHOLE_IMAGE)
 #: Upstream's NCHW GemmNT takes group-1 images smaller than this on both axes.
 _GEMMNT_NCHW_SIZE = 6
 
@@ -241,6 +246,8 @@ class ConvolutionRoute:
     zero_channel: bool = False  # one more output channel, of zero weights, bias and slope; dropped from the result
     explicit_x_pad: bool = False  # NCHW src copied between its left and right zero pads; the context gets none
     explicit_y_pad: bool = False  # NCHW src copied between its top and bottom zero pads; the context gets none
+    zero_input_channel: bool = False  # NCHW, one input channel per group: each group gets a second one of zeros
+    context_stride: tuple[int, int] | None = None  # the context's stride where it differs from the caller's
 
 
 def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_h: int, src_w: int, kernel: tuple[int, int],
@@ -254,8 +261,12 @@ def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_h: int, src_
     the first and the last of an output row unmasked, so a tap of theirs in the left or right pad reads outside
     the row; with the pads in src itself no tap is outside it. Its NCHW GemmNT (group 1, images under 6x6) skips
     the im2col of 1x1 kernels as if they had no pad, so a padded one reads outside src; with the pads in src the
-    context has none. The routes are taken at every ISA of the affected versions: the ISA upstream dispatches to
-    is not known before Init.
+    context has none. Its AVX-512 DirectNchw for one input channel per group has no 4x4 or 5x5 kernel at stride
+    3 past one vector of outputs (a crash); with a second input channel of zeros per group the context takes the
+    multi-channel kernel. Its GemmNN takes an NHWC kernel that covers the whole image as needing no im2col, which
+    is wrong when groups interleave in the channels; at stride 2 the one output is the same and im2col is done.
+    The routes are taken at every ISA of the affected versions: the ISA upstream dispatches to is not known
+    before Init.
     """
     k_y, k_x = kernel
     one_channel = src_c == 1 and dst_c == 1 and stride == (1, 1) and dilation == (1, 1)
@@ -270,7 +281,15 @@ def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_h: int, src_
         explicit_x_pad = any(not 0 <= x * d_x - left + dx * s_x < src_w for x in range(k_x) for dx in middle)
     gemmnt_1x1_pad = (CONV32F_GEMMNT_NCHW_1X1_PAD in routes and layout == "nchw" and group == 1 and kernel == (1, 1)
                       and any(pad) and src_h < _GEMMNT_NCHW_SIZE and src_w < _GEMMNT_NCHW_SIZE)
-    return ConvolutionRoute(zero_channel, explicit_x_pad or gemmnt_1x1_pad, gemmnt_1x1_pad)
+    dst_w = (src_w + pad[1] + pad[3] - dilation[1] * (k_x - 1) - 1) // stride[1] + 1
+    zero_input_channel = (CONV32F_STRIDE3_ONE_INPUT_CHANNEL in routes and layout == "nchw" and src_c == group
+                          and kernel in ((4, 4), (5, 5)) and stride == (3, 3) and dilation == (1, 1)
+                          and dst_w > _IM2COL_F)
+    whole_image = (CONV32F_NHWC_GROUPED_WHOLE_IMAGE in routes and layout == "nhwc" and group > 1
+                   and not src_c == dst_c == group and kernel == (src_h, src_w) and kernel != (1, 1)
+                   and stride == (1, 1) and dilation == (1, 1) and not any(pad))
+    return ConvolutionRoute(zero_channel, explicit_x_pad or gemmnt_1x1_pad, gemmnt_1x1_pad, zero_input_channel,
+                            (2, 2) if whole_image else None)
 
 
 def conv32f_route(library: Any, layout: str, src_c: int, dst_c: int, src_h: int, src_w: int,
@@ -294,6 +313,17 @@ def with_zero_channel(array: np.ndarray | None, axis: int) -> np.ndarray | None:
     shape = list(array.shape)
     shape[axis] = 1
     return np.concatenate([array, np.zeros(shape, np.float32)], axis=axis)
+
+
+def with_zero_input_channels(array: np.ndarray, axis: int) -> np.ndarray:
+    """`array` with a slice of zeros after each slice along `axis` (NCHW src: axis 1; OIHW weights: axis 1)."""
+    shape = list(array.shape)
+    shape[axis] *= 2
+    doubled = np.zeros(shape, np.float32)
+    index: list[slice] = [slice(None)] * array.ndim
+    index[axis] = slice(0, None, 2)
+    doubled[tuple(index)] = array
+    return doubled
 
 
 def with_pad(src: np.ndarray, top: int, left: int, bottom: int, right: int) -> np.ndarray:
