@@ -116,7 +116,8 @@ ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_
 # -- library properties that are not defects ----------------------------------------------------------------------
 def serialises_context_calls(library: Any) -> bool:
     """Whether calls on one convolution context must not overlap: upstream's Forward and Info write into the
-    context (spec 6, item 9); the bundled library's Forward only reads it when it is given a scratch buffer."""
+    context (Forward grows its lazy buffer and GEMM statistics, Info rewrites its string); the bundled library's
+    Forward only reads it when it is given a scratch buffer."""
     return bool(library.kind != _BUNDLED)
 
 
@@ -148,7 +149,7 @@ def upstream_reads_before_b(M: int, K: int, trans_b: bool, activated: bool = Fal
 
     Swept with NaN placed before B: transB and K in {1, 2, 3, 5, 6, 7} among K = 1..69, where it reads the
     4 - K % 4 floats before B, for every N, with M >= 2, and with M = 1 under an activation (M = 1 with the identity
-    takes the spec 3.8.4 path, which reads SetParams' weight instead).
+    takes the path of ip32f-transb-m1-identity-uses-setparams-weight, which reads SetParams' weight instead).
     """
     if not (trans_b and K < 8 and K % 4 != 0):
         return False
@@ -169,7 +170,8 @@ _LRN_ROUTES = (LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW)
 def upstream_lrn_is_wrong(channels: int, half: int, routes: frozenset[Route] = frozenset(_LRN_ROUTES)) -> bool:
     """Whether upstream's NHWC LRN gets these channels wrong, for the defects in `routes`.
 
-    With fewer than ``2*half + 1`` channels its window reads neighbouring pixels (spec 3.3). With ``half == 2`` the
+    With fewer than ``2*half + 1`` channels its window reads neighbouring pixels
+    (lrn-nhwc-small-channels). With ``half == 2`` the
     SSE4.1, AVX2 and AVX-512BW kernels (vectors of F = 4, 8, 16 floats, taken from ``F + 2`` channels on) finish a
     pixel with a vector ending at ``channels - 2``; for ``channels == F + 3`` it starts at channel 1, whose window
     then includes the float before the pixel (the previous pixel's last channel, or memory before ``src``).
@@ -194,7 +196,8 @@ _MAX32F_ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_
 
 def upstream_max32f_route(c: int, ac: Any, ay: Any, ax: Any, fmt: int,
                           routes: frozenset[Route] = frozenset(_MAX32F_ROUTES)) -> tuple[str, int]:
-    """How a Max32f call avoids the defects in `routes` (spec 3.12.3); `ac`, `ay`, `ax` are pooling's axes.
+    """How a Max32f call avoids the defects in `routes` (the catalogue's max32f-* entries); `ac`, `ay`, `ax` are
+    pooling's axes.
 
     Returns ``("direct", c)``, ``("pad_channels", padded_c)`` (NHWC: zero-pad channels to `padded_c`) or
     ``("via_nhwc", 0)`` (NCHW: transpose, pool in NHWC, transpose back). Only the 2D path has these defects.
