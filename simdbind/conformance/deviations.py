@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from simdbind._versions import VersionRange
 
 if TYPE_CHECKING:
-    from simdbind.conformance.model import Function
+    from simdbind.conformance.model import Case, Function
 
 DIRECTORY = Path(__file__).with_name("deviations")
 REQUIRED = ("id", "function", "when", "versions", "spec", "behaviour", "affects")
@@ -58,7 +58,7 @@ class Deviation:
                 return self.versions.contains(implementation.version or "")
         return False
 
-    def matches(self, case: Any, isa: str = "-", implementation: str = "") -> bool:
+    def matches(self, case: Case, isa: str = "-", implementation: str = "") -> bool:
         """Evaluate ``when`` over the case; a NameError or other error names the entry (a catalogue defect)."""
         namespace = dict(case.params)
         namespace.update(layout=case.layout, dtype=case.dtype, isa=isa, group=case.group, function=case.function,
@@ -132,7 +132,7 @@ class Catalogue:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def match(self, implementation: Any, case: Any) -> list[Deviation]:
+    def match(self, implementation: Any, case: Case) -> list[Deviation]:
         """The entries that apply to this implementation and case."""
         candidates = self.by_function.get(case.function)
         if not candidates:

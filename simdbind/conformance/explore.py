@@ -23,7 +23,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, TypedDict
 
 from simdbind.conformance import runner
 from simdbind.conformance.model import REGISTRY, Case, Function
@@ -208,6 +208,19 @@ class Pair:
     findings: list[Finding] = field(default_factory=list)
 
 
+class _SearchState(TypedDict):
+    """One round of the search: the kind of finding being shrunk (None until one is found) and how it went."""
+
+    out_of_time: bool
+    target: str | None
+    failing: tuple[Case, runner.CaseResult] | None  # the smallest failing case so far, and its result
+    first: Case | None  # the case that found the target
+    found_at: float
+    found_after: int
+    shrink_start: float
+    shrink_runs: int
+
+
 class _OutOfTime(Exception):
     """Raised by the search's test body when the budget is spent (hypothesis then stops)."""
 
@@ -229,8 +242,8 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
     outcomes: dict[str, tuple[str, runner.CaseResult]] = {}  # descriptor -> (kind, result): no case runs twice
     round_number = 0
     while time.perf_counter() < deadline:
-        state: dict[str, Any] = {"out_of_time": False, "target": None, "failing": None, "first": None, "found_at": 0.0, "found_after": 0,
-                                 "shrink_start": 0.0, "shrink_runs": 0}
+        state: _SearchState = {"out_of_time": False, "target": None, "failing": None, "first": None, "found_at": 0.0,
+                               "found_after": 0, "shrink_start": 0.0, "shrink_runs": 0}
 
         def execute(case: Case) -> tuple[str, runner.CaseResult]:
             if case.descriptor not in outcomes:
@@ -253,8 +266,8 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
                 return  # out of shrinking time: untried candidates count as passing, so the shrinker stops
             kind, result = execute(case)
             if target is None and is_finding(kind) and kind not in known_kinds:
-                state.update(target=kind, first=case, found_at=time.perf_counter() - start,
-                             found_after=pair.runs, shrink_start=time.perf_counter())
+                state.update({"target": kind, "first": case, "found_at": time.perf_counter() - start,
+                              "found_after": pair.runs, "shrink_start": time.perf_counter()})
                 target = kind
             if target is not None and kind == target:
                 state["failing"] = (case, result)
@@ -273,6 +286,7 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
                     break
                 raise
             case, result = state["failing"]
+            assert state["target"] is not None and state["first"] is not None  # set together, before any failing
             finding = Finding(worker.implementation, function, state["target"], case, result, state["first"],
                               state["found_at"], state["found_after"], state["shrink_runs"],
                               time.perf_counter() - state["shrink_start"])

@@ -20,12 +20,16 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import simdbind
 from simdbind.conformance.api import REQUIRED, Implementation, PythonImplementation
 from simdbind.conformance.names import did_you_mean
 from simdbind.library import Library
+
+if TYPE_CHECKING:
+    from simdbind.conformance.model import Case
+    from simdbind.conformance.tolerance import Tolerance
 
 #: The entry-point group where installed packages register implementations (``--impl NAME``).
 ENTRY_POINT_GROUP = "simdbind.conformance.implementations"
@@ -69,7 +73,7 @@ class LibraryImplementation:
         else:
             yield self.library
 
-    def unsupported(self, function: str, case: Any) -> str | None:
+    def unsupported(self, function: str, case: Case) -> str | None:
         """The first C symbol the function needs that this library lacks, as a skip reason. Cached per function."""
         if function not in self._unavailable:
             from simdbind.conformance.model import REGISTRY
@@ -78,13 +82,13 @@ class LibraryImplementation:
             self._unavailable[function] = f"{missing} is not provided by this library" if missing else None
         return self._unavailable[function]
 
-    def run(self, function: str, case: Any, inputs: dict[str, Any]) -> Any:
+    def run(self, function: str, case: Case, inputs: dict[str, Any]) -> Any:
         from simdbind.conformance.model import REGISTRY
 
         with self.active() as library:
             return REGISTRY[function].run(library, case, inputs)
 
-    def tolerance(self, function: str, case: Any) -> None:
+    def tolerance(self, function: str, case: Case) -> None:
         return None  # the function's own
 
     def repro_args(self) -> str:
@@ -126,13 +130,13 @@ class Selected:
     def spec(self) -> tuple[str, ...]:
         return ("impl", self.selector, self.name)
 
-    def unsupported(self, function: str, case: Any) -> str | None:
+    def unsupported(self, function: str, case: Case) -> str | None:
         return self.implementation.unsupported(function, case)
 
-    def run(self, function: str, case: Any, inputs: dict[str, Any]) -> Any:
+    def run(self, function: str, case: Case, inputs: dict[str, Any]) -> Any:
         return self.implementation.run(function, case, inputs)
 
-    def tolerance(self, function: str, case: Any) -> Any:
+    def tolerance(self, function: str, case: Case) -> Tolerance | None:
         rule = getattr(self.implementation, "tolerance", None)
         return rule(function, case) if rule is not None else None
 

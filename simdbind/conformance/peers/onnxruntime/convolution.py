@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from simdbind.conformance import Case
 from simdbind.conformance.peers.onnxruntime import implementation
 from simdbind.conformance.peers.onnxruntime.activation import activation_nodes
 from simdbind.conformance.peers.onnxruntime.model import model, node, session
@@ -19,7 +20,7 @@ def _groups(p: dict[str, Any]) -> int:
 
 
 @implementation.function("convolution32f")
-def convolution32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def convolution32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     p = case.params
     src = np.asarray(inputs["src"], np.float32)
     weight = np.asarray(inputs["weight"], np.float32)

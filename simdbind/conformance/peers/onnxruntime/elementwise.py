@@ -16,7 +16,7 @@ from typing import Any, Callable, Hashable
 
 import numpy as np
 
-from simdbind.conformance.api import Unsupported
+from simdbind.conformance import Case, Unsupported
 from simdbind.conformance.peers.onnxruntime import implementation
 from simdbind.conformance.peers.onnxruntime.model import ValueSpec, model, node, session
 
@@ -25,7 +25,7 @@ _UNARY = {"abs": "Abs", "ceil": "Ceil", "floor": "Floor", "neg": "Neg", "exp": "
           "sign": "Sign"}
 
 
-def _edge(case: Any) -> None:
+def _edge(case: Case) -> None:
     if case.group == "edge":
         raise Unsupported("edge group: Simd's implementation-defined results (NaN, Inf, ties, signed zeros)")
 
@@ -37,7 +37,7 @@ def _run(key: Hashable, build: Callable[[], bytes], **feeds: np.ndarray) -> np.n
 
 
 @implementation.function("unary")
-def unary(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def unary(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     op = case.params["op"]
     if op not in _UNARY:
@@ -47,7 +47,7 @@ def unary(case: Any, inputs: dict[str, Any]) -> np.ndarray:
 
 
 @implementation.function("softmax")
-def softmax(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def softmax(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     build = lambda: model([node("Softmax", ["x"], ["y"], axis=1)], [("x", np.float32, 3)],  # noqa: E731
                           [("y", np.float32, 3)])
@@ -55,7 +55,7 @@ def softmax(case: Any, inputs: dict[str, Any]) -> np.ndarray:
 
 
 @implementation.function("lrn")
-def lrn(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def lrn(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     x = np.asarray(inputs["x"], np.float32)
     k0, k1, k2 = (float(v) for v in np.asarray(inputs["k"], np.float32))
@@ -91,7 +91,7 @@ def _build(op: str, count: int) -> bytes:
 
 
 @implementation.function("eltwise")
-def eltwise(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def eltwise(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     op, arrays = case.params["op"], inputs["arrays"]
     if op in ("max", "min") and any(np.isnan(a).any() for a in arrays):
         raise Unsupported("NaN: ONNX Max/Min propagate NaN, Simd's a > b ? a : b fold keeps the later operand")

@@ -7,12 +7,13 @@ from typing import Any
 
 import numpy as np
 
+from simdbind.conformance import Case
 from simdbind.conformance.peers.onnxruntime import implementation
 from simdbind.conformance.peers.onnxruntime.model import model, node, session
 
 
 @implementation.function("gather_elements")
-def gather_elements(case: Any, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
+def gather_elements(case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
     axis = case.params["axis"]
     indices = np.ascontiguousarray(inputs["indices"])
     results = []

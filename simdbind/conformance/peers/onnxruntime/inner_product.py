@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from simdbind.conformance.api import Unsupported
+from simdbind.conformance import Case, Unsupported
 from simdbind.conformance.peers.onnxruntime import implementation
 from simdbind.conformance.peers.onnxruntime.activation import activation_nodes
 from simdbind.conformance.peers.onnxruntime.model import model, node, session
@@ -37,7 +37,7 @@ def _gemm(key: Any, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None, trans
 
 
 @implementation.function("inner_product_32f")
-def inner_product_32f(case: Any, inputs: dict[str, Any]) -> Any:
+def inner_product_32f(case: Case, inputs: dict[str, Any]) -> Any:
     p = case.params
     results = []
     key_params = None if inputs["params"] is None else tuple(np.asarray(inputs["params"]).ravel().tolist())
@@ -50,7 +50,7 @@ def inner_product_32f(case: Any, inputs: dict[str, Any]) -> Any:
 
 
 @implementation.function("inner_product_layer")
-def inner_product_layer(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def inner_product_layer(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     x = np.asarray(inputs["x"], np.float32)
     rows = x.reshape(-1, x.shape[-1])
     y = _gemm(("iplf", inputs["bias"] is not None), rows, inputs["weight"], inputs["bias"], True, "identity", None)
@@ -58,7 +58,7 @@ def inner_product_layer(case: Any, inputs: dict[str, Any]) -> np.ndarray:
 
 
 @implementation.function("inner_product_8i")
-def inner_product_8i(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def inner_product_8i(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     p = case.params
     if p["compatibility"] != "precise" and p.get("data") != "narrowed":
         raise Unsupported("pairwise int16 saturation (8iOverflow/8iNarrowed): MatMulInteger accumulates exactly")

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from simdbind.conformance.api import Unsupported
+from simdbind.conformance import Case, Unsupported
 from simdbind.conformance.peers.onnxruntime import implementation
 from simdbind.conformance.peers.onnxruntime.model import model, node, session
 
 
-def _pool(case: Any, op: str, x: np.ndarray, **extra: Any) -> np.ndarray:
+def _pool(case: Case, op: str, x: np.ndarray, **extra: Any) -> np.ndarray:
     p = case.params
     if case.group == "edge":
         raise Unsupported("edge group: Simd's NaN order and -FLT_MAX floor are implementation-defined")
@@ -44,7 +44,7 @@ def _pool(case: Any, op: str, x: np.ndarray, **extra: Any) -> np.ndarray:
 
 
 @implementation.function("pooling_average")
-def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def pooling_average(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     if case.params["ceil"] and not case.params["exclude"]:
         raise Unsupported("ceil mode with the pads included: ONNX Runtime divides a window that runs past the "
                           "padded image by its clipped area, Simd by the kernel area (no divisor override in ONNX)")
@@ -53,17 +53,17 @@ def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
 
 
 @implementation.function("pooling_max32f")
-def pooling_max32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def pooling_max32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     return _pool(case, "MaxPool", np.asarray(inputs["x"], np.float32))
 
 
 @implementation.function("pooling_max16b")
-def pooling_max16b(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def pooling_max16b(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     bits = np.ascontiguousarray(inputs["x"]).view(np.uint16)
     y = _pool(case, "MaxPool", (bits.astype(np.uint32) << 16).view(np.float32))
     return (y.view(np.uint32) >> 16).astype(np.uint16)
 
 
 @implementation.function("pooling_max8u")
-def pooling_max8u(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def pooling_max8u(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     return _pool(case, "MaxPool", np.asarray(inputs["x"]).astype(np.float32)).astype(np.uint8)

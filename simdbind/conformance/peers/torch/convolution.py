@@ -14,6 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from simdbind.conformance import Case
 from simdbind.conformance.peers.torch import as_numpy, implementation
 from simdbind.conformance.peers.torch.activation import activate
 
@@ -24,7 +25,7 @@ def _groups(p: dict[str, Any]) -> int:
 
 
 @implementation.function("convolution32f")
-def convolution32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def convolution32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     p = case.params
     src = torch.from_numpy(np.ascontiguousarray(inputs["src"], np.float32))
     weight = torch.from_numpy(np.ascontiguousarray(inputs["weight"], np.float32))

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simdbind.conformance.api import Unsupported
+from simdbind.conformance import Case, Unsupported
 from simdbind.conformance.peers.torch import as_numpy, implementation
 
 _UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -37,12 +37,12 @@ _UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "zero": torch.zeros_like}
 
 
-def _edge(case: Any) -> None:
+def _edge(case: Case) -> None:
     if case.group == "edge":
         raise Unsupported("edge group: Simd's implementation-defined results (NaN, Inf, ties, signed zeros)")
 
 
-def _unary_tolerance(case: Any) -> Any:
+def _unary_tolerance(case: Case) -> Any:
     from simdbind.conformance.model import REGISTRY
     from simdbind.conformance.tolerance import Tolerance
 
@@ -52,7 +52,7 @@ def _unary_tolerance(case: Any) -> Any:
 
 
 @implementation.function("unary", tolerance=_unary_tolerance)
-def unary(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def unary(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     op = case.params["op"]
     x = torch.from_numpy(np.ascontiguousarray(inputs["x"], np.float32))
@@ -68,20 +68,20 @@ def _bf16_to_float(bits: np.ndarray) -> np.ndarray:
 
 
 @implementation.function("softmax")
-def softmax(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def softmax(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     return as_numpy(torch.softmax(torch.from_numpy(np.ascontiguousarray(inputs["x"], np.float32)), dim=1))
 
 
 @implementation.function("softmax16b")
-def softmax16b(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def softmax16b(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     y = torch.softmax(torch.from_numpy(_bf16_to_float(inputs["x"])), dim=1).to(torch.bfloat16)
     return _bf16_to_float(as_numpy(y.view(torch.int16)).view(np.uint16))
 
 
 @implementation.function("lrn")
-def lrn(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def lrn(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     x = np.asarray(inputs["x"], np.float32)
     k0, k1, k2 = (float(v) for v in np.asarray(inputs["k"], np.float32))
@@ -101,7 +101,7 @@ def lrn(case: Any, inputs: dict[str, Any]) -> np.ndarray:
 
 
 @implementation.function("eltwise")
-def eltwise(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def eltwise(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     op = case.params["op"]
     arrays = [torch.from_numpy(np.ascontiguousarray(a)) for a in inputs["arrays"]]
     if op in ("max", "min") and any(bool(torch.isnan(a).any()) for a in arrays):

@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from simdbind.conformance import Case
 from simdbind.conformance.peers.torch import as_numpy, implementation
 
 
 @implementation.function("gather_elements")
-def gather_elements(case: Any, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
+def gather_elements(case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
     axis = case.params["axis"]
     indices = np.asarray(inputs["indices"]).astype(np.int64)
     n = np.asarray(inputs["data"][0]).shape[axis]

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simdbind.conformance.api import Unsupported
+from simdbind.conformance import Case, Unsupported
 from simdbind.conformance.peers.torch import as_numpy, implementation
 from simdbind.conformance.peers.torch.activation import activate
 
@@ -25,7 +25,7 @@ def _t(x: np.ndarray) -> torch.Tensor:
 
 
 @implementation.function("inner_product_32f")
-def inner_product_32f(case: Any, inputs: dict[str, Any]) -> Any:
+def inner_product_32f(case: Case, inputs: dict[str, Any]) -> Any:
     p = case.params
     bias = None if inputs["bias"] is None else _t(inputs["bias"])
     results = []
@@ -38,13 +38,13 @@ def inner_product_32f(case: Any, inputs: dict[str, Any]) -> Any:
 
 
 @implementation.function("inner_product_layer")
-def inner_product_layer(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def inner_product_layer(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     bias = None if inputs["bias"] is None else _t(inputs["bias"])
     return as_numpy(F.linear(_t(inputs["x"]), _t(inputs["weight"]), bias))
 
 
 @implementation.function("inner_product_8i")
-def inner_product_8i(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def inner_product_8i(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     p = case.params
     if p["compatibility"] != "precise" and p.get("data") != "narrowed":
         raise Unsupported("pairwise int16 saturation (8iOverflow/8iNarrowed): torch has no such arithmetic")

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simdbind.conformance.api import Unsupported
+from simdbind.conformance import Case, Unsupported
 from simdbind.conformance.peers.torch import as_numpy, implementation
 
 
@@ -43,7 +43,7 @@ def _from_nchw(t: torch.Tensor, layout: str, batched: bool) -> torch.Tensor:
     return t.contiguous()
 
 
-def _geometry(case: Any) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int]]:
+def _geometry(case: Case) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int]]:
     """kernel, stride and the pads as F.pad takes them: (left, right, top, bottom)."""
     p = case.params
     if case.group == "edge":
@@ -77,7 +77,7 @@ def _symmetric(pads: tuple[int, int, int, int], kernel: tuple[int, int]) -> tupl
 
 
 @implementation.function("pooling_average")
-def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def pooling_average(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     kernel, stride, pads = _geometry(case)
     t, batched = _to_nchw(np.asarray(inputs["x"], np.float32), case.layout)
     ceil, exclude = case.params["ceil"], case.params["exclude"]
@@ -97,7 +97,7 @@ def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     return as_numpy(_from_nchw(y, case.layout, batched))
 
 
-def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
+def _max(case: Case, x32: np.ndarray) -> torch.Tensor:
     p = case.params
     kernel, stride, pads = _geometry(case)
     t, batched = _to_nchw(x32, case.layout)
@@ -123,17 +123,17 @@ def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
 
 
 @implementation.function("pooling_max32f")
-def pooling_max32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def pooling_max32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     return as_numpy(_max(case, np.asarray(inputs["x"], np.float32)))
 
 
 @implementation.function("pooling_max16b")
-def pooling_max16b(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def pooling_max16b(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     bits = np.ascontiguousarray(inputs["x"]).view(np.uint16)
     y = as_numpy(_max(case, (bits.astype(np.uint32) << 16).view(np.float32)))
     return (y.view(np.uint32) >> 16).astype(np.uint16)  # the maxima are bf16 values: exact
 
 
 @implementation.function("pooling_max8u")
-def pooling_max8u(case: Any, inputs: dict[str, Any]) -> np.ndarray:
+def pooling_max8u(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     return as_numpy(_max(case, np.asarray(inputs["x"]).astype(np.float32))).astype(np.uint8)
