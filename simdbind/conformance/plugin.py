@@ -25,12 +25,16 @@ from simdbind.conformance import options as _options
 if TYPE_CHECKING:
     from simdbind.conformance.api import Implementation
     from simdbind.conformance.model import Case, Function
-    from simdbind.conformance.runner import CaseResult
+    from simdbind.conformance.runner import CaseResult, Run
 
 MARKER = "simd_conformance"
 _RESULTS: list[dict[str, Any]] = []  # the conformance results of this session (on the controller)
 _LAST: list[CaseResult] = []  # the result of the last check() in this process
 _START: list[float] = []
+#: What a session keeps on its config: the selected implementations, and the run and report files of the session.
+_IMPLEMENTATIONS = pytest.StashKey[list[Any]]()
+_RUN = pytest.StashKey["Run"]()
+_WRITTEN = pytest.StashKey[list[str]]()
 
 
 def _value(config: pytest.Config, option: _options.Option) -> Any:
@@ -87,7 +91,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _implementations(config: pytest.Config) -> list[Any]:
-    cached = getattr(config, "_simd_implementations", None)
+    cached = config.stash.get(_IMPLEMENTATIONS, None)
     if cached is None:
         from simdbind.errors import SimdBindError
         from simdbind.conformance.implementations import implementations
@@ -97,7 +101,7 @@ def _implementations(config: pytest.Config) -> list[Any]:
                                      _get(config, "impl"))
         except SimdBindError as error:
             raise pytest.UsageError(str(error).replace("--impl", "--simd-impl").replace("--isa", "--simd-isa"))
-        config._simd_implementations = cached  # type: ignore[attr-defined]
+        config.stash[_IMPLEMENTATIONS] = cached
     return cached
 
 
@@ -198,17 +202,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                                 workers=getattr(config.option, "numprocesses", 1) or 1,
                                 command="python -m pytest (simdbind conformance modules)")
     writers = {"json": report.write_json, "md": report.write_markdown, "html": report.write_html}
-    config._simd_written = [str(writers[kind](run, path)) for kind, path in wanted]  # type: ignore[attr-defined]
-    config._simd_run = run  # type: ignore[attr-defined]
+    config.stash[_WRITTEN] = [str(writers[kind](run, path)) for kind, path in wanted]
+    config.stash[_RUN] = run
 
 
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    run = getattr(config, "_simd_run", None)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+    run = config.stash.get(_RUN, None)
     if run is None:
         return
     from simdbind.conformance import report
 
     terminalreporter.write_sep("-", "simdbind conformance")
     terminalreporter.write_line(f"conformance: {report.totals_line(run)}")
-    for path in getattr(config, "_simd_written", []):
+    for path in config.stash.get(_WRITTEN, []):
         terminalreporter.write_line(f"report: {path}")
