@@ -56,6 +56,7 @@ MISTAKES = {
     "out by position": "simdbind.softmax(x, 1, x)",
     "unknown enum member": "simdbind.UnaryOperation.SQUARE",
     "library by name": 'simdbind.eltwise([x, x], "sum", library="bundled")',
+    "a context's misspelt method": "with simdbind.GatherElements(np.float32, np.int64, (4,), (4,), 0) as g: g.forwrd(x)",
 }
 
 
