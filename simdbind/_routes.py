@@ -22,7 +22,7 @@ import numpy as np
 from simdbind._versions import VersionRange
 
 __all__ = ["Route", "ROUTES", "taken_among", "serialises_context_calls", "behind_zeros", "max32f_route", "upstream_max32f_route",
-           "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b", "upstream_b_route",
+           "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b", "behind_gemm_guard",
            "b_guard_route", "ConvolutionRoute", "conv32f_route", "upstream_conv32f_route", "with_zero_channel",
            "with_x_pad"]
 
@@ -130,13 +130,14 @@ def behind_zeros(array: np.ndarray, floats: int) -> np.ndarray:
     return copy
 
 
-#: Floats before a transposed non-constant B that upstream may read (see :func:`upstream_reads_before_b`).
+#: Floats before each operand of a transposed-B inner product that upstream may read: A, and B whether constant or
+#: per call (see :func:`upstream_reads_before_b`).
 B_GUARD = 4
 
 
-def upstream_b_route(b: np.ndarray) -> np.ndarray:
-    """`b`'s values behind :data:`B_GUARD` zeros (the product reads them as zero)."""
-    return behind_zeros(b, B_GUARD)
+def behind_gemm_guard(operand: np.ndarray) -> np.ndarray:
+    """`operand`'s values behind :data:`B_GUARD` zeros (the product reads them as zero)."""
+    return behind_zeros(operand, B_GUARD)
 
 
 _B_GUARD_ROUTES = (IP32F_TRANSB_READS_BEFORE_B, IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B)

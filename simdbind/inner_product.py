@@ -35,7 +35,7 @@ from simdbind import _routes
 from simdbind._checks import (FloatArray, flag, input_array, library_arg, output_array, reported_size,
                               size_arg)
 from simdbind._context import NativeContext
-from simdbind._routes import upstream_b_route
+from simdbind._routes import behind_gemm_guard
 from simdbind.activation import ActivationSpec, as_spec, resolve
 from simdbind.enums import did_you_mean
 from simdbind.errors import ArgumentError
@@ -115,8 +115,14 @@ class InnerProduct32f(NativeContext):
         # A (1, K) B is the same memory as a (K, 1) one: the route creates the context without transB.
         c_trans_b = self.trans_b and not (_routes.IP32F_N1_TRANSB_CONST_BIAS.taken(self.library) and self.N == 1
                                           and self.const_b and self._bias is not None)
-        self._guard_b = not self.const_b and _routes.b_guard_route(self.library, self.M, self.K, self.trans_b,
-                                                                   activated=act_value != 0)
+        # The same kernels read before a constant B (the copy SetParams keeps a pointer to) and before A; what
+        # they read of A does not reach the result, but A at the start of a mapped page would fault.
+        guard_b = _routes.b_guard_route(self.library, self.M, self.K, self.trans_b, activated=act_value != 0)
+        self._guard_a = guard_b
+        self._guard_b = guard_b and not self.const_b
+        if guard_b and self._weight is not None:
+            self._weight = behind_gemm_guard(self._weight)
+            self._weight.flags.writeable = False
         self._zero_out = _routes.IP32F_GEMM_READS_C.taken(self.library)
         self._forward = self.library.function("SimdSynetInnerProduct32fForward")
         self._set_params = self.library.function("SimdSynetInnerProduct32fSetParams")
@@ -188,7 +194,9 @@ class InnerProduct32f(NativeContext):
             b = _matrix(B, "B", self._b_shape, np.float32)
         inputs = [("A", a), ("B", b)]
         if self._guard_b and b is not None:
-            b = upstream_b_route(b)
+            b = behind_gemm_guard(b)
+        if self._guard_a:
+            a = behind_gemm_guard(a)
         if out is None:
             out = np.zeros((self.M, self.N), np.float32)
         else:

@@ -419,11 +419,11 @@ def test_8i_int32_sum_wraps_like_c(bundled):
             assert simdbind.inner_product_8i(src, weight, "overflow", library=bundled)[0, 0] == saturated
 
 
-def test_upstream_b_route_keeps_b_and_puts_zeros_where_upstream_reads_before_it():
-    from simdbind._routes import B_GUARD, upstream_b_route, upstream_reads_before_b
+def test_behind_gemm_guard_keeps_b_and_puts_zeros_where_upstream_reads_before_it():
+    from simdbind._routes import B_GUARD, behind_gemm_guard, upstream_reads_before_b
 
     b = np.arange(12, dtype=np.float32).reshape(3, 4)
-    routed = upstream_b_route(b)
+    routed = behind_gemm_guard(b)
     assert routed.shape == b.shape and np.array_equal(routed, b) and routed.flags.c_contiguous
     assert routed.base is not None and np.array_equal(routed.base[:B_GUARD], np.zeros(B_GUARD, np.float32))
     assert [K for K in range(1, 20) if upstream_reads_before_b(4, K, True)] == [1, 2, 3, 5, 6, 7]

@@ -372,3 +372,37 @@ def test_the_catalogue_example_of_a_routed_entry_passes_through_the_wrapper_on_u
     finally:
         worker.stop()
     assert result.status == "xpass" and route.entry in result.deviation.split(", "), result.detail[:300]
+
+
+def _preceded_by_zeros(ffi, pointer, floats: int) -> bool:
+    before = ffi.cast("float *", pointer) - floats
+    return all(before[i] == 0.0 for i in range(floats))
+
+
+@pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+@pytest.mark.parametrize("M, K, activation, guarded_upstream", [
+    (2, 1, "identity", True), (1, 1, "relu", True), (1, 5, "gelu", True),
+    (2, 4, "identity", False), (1, 3, "identity", False), (2, 9, "relu", False),
+])
+def test_a_and_a_constant_transposed_b_reach_upstream_behind_zeros_where_the_entries_say(version, M, K, activation,
+                                                                                        guarded_upstream):
+    rng = np.random.default_rng(8)
+    a, b = rng.uniform(-1, 1, (M, K)).astype(np.float32), rng.uniform(-1, 1, (2, K)).astype(np.float32)
+    library = _RecordingLibrary(as_upstream(version), "SimdSynetInnerProduct32fForward",
+                                "SimdSynetInnerProduct32fSetParams")
+    with simdbind.InnerProduct32f(M, 2, K, trans_b=True, weight=b, activation=activation, library=library) as ip:
+        got = ip.forward(a)
+    calls = dict(library.calls)
+    (_, a_pointer, _, _, _), (_, weight_pointer, *_) = calls["SimdSynetInnerProduct32fForward"], \
+        calls["SimdSynetInnerProduct32fSetParams"]
+    ffi = library.ffi
+    routed = guarded_upstream and version in ("7.0.160", "7.1.162")
+    assert (int(ffi.cast("uintptr_t", a_pointer)) != a.ctypes.data) == routed
+    if routed:
+        assert _preceded_by_zeros(ffi, a_pointer, _routes.B_GUARD)
+        assert _preceded_by_zeros(ffi, weight_pointer, _routes.B_GUARD)
+    product = a.astype(np.float64) @ b.T.astype(np.float64)
+    erf = np.vectorize(math.erf)
+    expected = {"identity": product, "relu": np.maximum(product, 0),
+                "gelu": 0.5 * product * (1 + erf(product / math.sqrt(2)))}[activation]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
