@@ -16,7 +16,7 @@ from tests.test_loader_doubles import CC, RUNTIME_V7_1, build
 
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build the test double")
 
-#: Upstream's operation codes: product 0, sum 1, max 2, min 3; max/min fold as `a > b ? a : b` (spec 3.2).
+#: Upstream's operation codes: product 0, sum 1, max 2, min 3; max/min fold as `a > b ? a : b`, as upstream's do.
 PLANTED = RUNTIME_V7_1 + """
 void SimdSynetEltwiseLayerForward(const float* const* src, const float* weight, size_t count, size_t size, int op,
                                   float* dst)

@@ -1,5 +1,5 @@
 """simdbind.InnerProduct32f, inner_product and inner_product_8i: values on hand-checked inputs, context behaviour
-(lifetime, copies, threads, the spec 3.8.4 route) and every argument rule."""
+(lifetime, copies, threads, the ip32f-transb-m1-identity-uses-setparams-weight route) and every argument rule."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_out_is_written_not_read_and_returned(library):
 
 
 def test_non_constant_b_changes_between_calls_including_the_upstream_defect_route(library):
-    # Spec 3.8.4: upstream's transB && M == 1 && Identity path would use SetParams' weight (NULL here) instead.
+    # ip32f-transb-m1-identity-uses-setparams-weight: upstream's transB && M == 1 && Identity path would use SetParams' weight (NULL here) instead.
     rng = np.random.default_rng(5)
     for trans_b in (True, False):
         with simdbind.InnerProduct32f(1, 5, 7, trans_b=trans_b, const_b=False, library=library) as ip:
@@ -380,7 +380,7 @@ def test_c_never_reads_c_and_honours_forward_b(bundled, M):
                     A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
                     B = rng.uniform(-1, 1, (N, K) if trans_b else (K, N)).astype(np.float32)
                     bias = rng.uniform(-1, 1, N).astype(np.float32)
-                    # !const_b: SetParams gets NULL (upstream's own test does that); spec 3.8.4's defect route
+                    # !const_b: SetParams gets NULL (upstream's own test does that); the ip32f-transb-m1-identity-uses-setparams-weight route
                     # (trans_b, M == 1, identity) must still use Forward's B.
                     C = _raw_ip32f(bundled, M, N, K, trans_b, const_b, A, B, bias, set_weight=bool(const_b))
                     expected = A.astype(np.float64) @ (B.T if trans_b else B).astype(np.float64) + bias
@@ -388,7 +388,7 @@ def test_c_never_reads_c_and_honours_forward_b(bundled, M):
 
 
 def test_c_bias_flag_is_informational_like_upstream(bundled):
-    # Spec 3.8.2: the Init flag is ignored; the bias pointer decides.
+    # Upstream ignores Init's bias flag: the bias pointer given to SetParams decides.
     A, B, bias = np.ones((1, 2), np.float32), np.ones((2, 3), np.float32), np.full(3, 5, np.float32)
     ffi, lib = bundled.ffi, bundled.lib
     ctx = lib.SimdSynetInnerProduct32fInit(1, 3, 2, 0, 1, 0, 0)
