@@ -4,7 +4,7 @@ SetIndex detects), and outer ranks 0..3 (the gather axis at every position of a 
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -110,6 +110,16 @@ class GatherElementsCases(Function):
                              for d in data)
         return tuple(self._bits(simdbind.gather_elements(d, idx, p["axis"], out=self.output(inputs, idx.shape, d.dtype),
                                                          library=library)) for d in data)
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
+        """A constant index's context and the outputs made once; each call gathers from both data arrays."""
+        if not case.params["const"]:
+            return super().prepare(library, case, inputs)
+        data, idx = inputs["data"], inputs["indices"]
+        context = simdbind.GatherElements(data[0].dtype, idx.dtype, data[0].shape, idx.shape, case.params["axis"],
+                                          index=idx, library=library)
+        pairs = [(d, np.empty(idx.shape, d.dtype)) for d in data]
+        return lambda: tuple(context.forward(d, out=out) for d, out in pairs)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         return tuple(self._bits(reference.gather_elements(d, inputs["indices"], case.params["axis"]))
