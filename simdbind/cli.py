@@ -275,11 +275,11 @@ def _main(argv: Sequence[str] | None) -> int:
         if action.dest == "case":
             action.help = "bench only this case (a descriptor, as `simdbind conformance --case` takes), listed or not"
         elif action.dest == "impl":
-            action.help = ("a peer to measure: an installed name (torch, onnxruntime, openvino, ncnn) or "
-                           "package.module:object; repeatable (default: every installed one)")
+            action.help = ("a peer to measure on every case: an installed name (torch, onnxruntime, openvino, ncnn) "
+                           "or package.module:object; repeatable (default: every installed one that the case's "
+                           "family compares with; the overhead family: torch)")
     bench.add_argument("--no-peers", action="store_true",
-                       help="measure no peer (by default every installed implementation of the entry-point group "
-                       "simdbind.conformance.implementations, or only the --impl ones)")
+                       help="measure no peer, only the libraries (and memcpy where a case is memory-bound)")
     bench.add_argument("--threads", default="1", help="library thread counts, e.g. 1,2 (default: 1)")
     bench.add_argument("--functions", action="append", help="only cases whose family or descriptor contains "
                        "this (repeatable, comma-separated), e.g. convolution, overhead, 'unary op=exp'")

@@ -318,7 +318,7 @@ def test_cli_list_and_argument_errors(capsys):
 def test_cli_overhead_rows_have_the_raw_cffi_floor_and_the_budget(tmp_path):
     out_json, out_md = tmp_path / "b.json", tmp_path / "b.md"
     assert main(["bench", "--library", "bundled", "--isa", "base", "--no-peers", "--functions",
-                 "unary op=abs size=16", "--repeats", "1", "--min-time", "0.0002", "--json", str(out_json),
+                 "overhead: unary op=abs size=16", "--repeats", "1", "--min-time", "0.0002", "--json", str(out_json),
                  "--md", str(out_md)]) == 0
     rows = {m["implementation"]: m for m in json.loads(out_json.read_text())["measurements"]}
     assert set(rows) == {"bundled-base", "bundled-base raw cffi"}  # no memcpy bound at 16 elements

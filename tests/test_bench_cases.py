@@ -27,6 +27,18 @@ def test_every_listed_descriptor_parses_back_to_the_case_it_names():
         item.descriptor for item in quick if item.family == "pooling"}  # pooling's quick shape is its own
 
 
+def test_functions_patterns_select_a_family_by_name_and_cases_by_descriptor():
+    listed, _ = discover()
+    chosen = lambda *patterns: {(i.family, i.descriptor) for i in listed if i.matches(patterns)}  # noqa: E731
+    pooling = chosen("pooling")
+    assert {family for family, _ in pooling} == {"pooling"}  # not overhead's pooling cases
+    assert chosen("overhead") == {(i.family, i.descriptor) for i in listed if i.family == "overhead"}
+    assert chosen("unary op=exp") == {(i.family, i.descriptor) for i in listed
+                                      if i.family == "elementwise" and "unary op=exp" in i.descriptor}
+    assert chosen("overhead: unary op=abs") == {("overhead", "unary op=abs size=16")}
+    assert chosen("convolution", "gil") == chosen("convolution") | chosen("gil")
+
+
 def test_the_family_modules_list_descriptors_not_code():
     for name in bench_cases.family_modules():
         module = __import__(name, fromlist=["DESCRIPTORS"])

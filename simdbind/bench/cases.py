@@ -49,11 +49,20 @@ class Listed(NamedTuple):
         return self.case.descriptor
 
     def matches(self, patterns: Sequence[str] | None) -> bool:
-        """True without patterns, else when a pattern is a substring of the family or the descriptor (any case)."""
+        """True without patterns, else when a pattern (any case) is the family's name or a substring of the
+        descriptor; a family measuring other families' functions (overhead, gil) is only selected by its name, or
+        by ``family: substring`` (``overhead: unary``), so that ``pooling`` does not select its cases."""
         if not patterns:
             return True
-        text = f"{self.family}\n{self.case.descriptor}".lower()
-        return any(p.lower() in text for p in patterns)
+        own = REGISTRY[self.case.function].family == self.family
+        descriptor = self.case.descriptor.lower()
+        for pattern in (p.lower().strip() for p in patterns):
+            if pattern == self.family or (own and pattern in descriptor):
+                return True
+            family, colon, rest = pattern.partition(":")
+            if colon and family.strip() == self.family and rest.strip() in descriptor:
+                return True
+        return False
 
 
 def family_modules(package: str = "simdbind.bench") -> list[str]:

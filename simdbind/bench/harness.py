@@ -489,6 +489,12 @@ def family_summary(measurements: Sequence[Measurement], best_isa_only: bool = Tr
     return lines
 
 
+def _ratio(a: float | None, b: float | None) -> float:
+    """a / b of two medians of successful measurements (never None there)."""
+    assert a is not None and b is not None
+    return a / b
+
+
 def thread_scaling(measurements: Sequence[Measurement]) -> list[str]:
     """One line per family and thread count above the lowest: each implementation's geometric-mean speedup over
     its own time at the lowest thread count (ideal: the thread ratio)."""
@@ -502,7 +508,7 @@ def thread_scaling(measurements: Sequence[Measurement]) -> list[str]:
         for count in counts[1:]:
             parts = []
             for impl in dict.fromkeys(m.implementation for m in ms if m.family == family):
-                ratios = [base[(m.row, impl)].median / m.median for m in ms
+                ratios = [_ratio(base[(m.row, impl)].median, m.median) for m in ms
                           if m.family == family and m.threads == count and m.implementation == impl
                           and (m.row, impl) in base]
                 if ratios:
@@ -560,7 +566,7 @@ def summary_table(measurements: Sequence[Measurement]) -> list[str]:
     for case, threads in rows:
         found = [cell.get((case, threads, i)) for i in impls]
         unit = next((m.unit for m in found if m is not None), "")
-        best = max((m.throughput for m in found if m is not None and m.ok), default=None)
+        best = max((m.throughput for m in found if m is not None and m.throughput is not None), default=None)
         values = []
         for m in found:
             if m is None:
@@ -626,7 +632,7 @@ def to_markdown(report: Report) -> str:
     if over:
         lines += ["", "Per-call overhead of the Pythonic layer (budget: factor x raw cffi call + constant):", ""]
         for m in over:
-            b = m.budget
+            b = m.budget or {}
             verdict = "within budget" if b["met"] else "OVER budget"
             by_min = ""
             if "min_us" in b:

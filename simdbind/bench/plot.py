@@ -9,6 +9,7 @@ the memcpy bound in grey. A family with many cases is drawn in two or three colu
 
 from __future__ import annotations
 
+import importlib
 import math
 import textwrap
 from pathlib import Path
@@ -18,18 +19,18 @@ from simdbind.bench.harness import Measurement, Report
 
 #: Families whose figure shows time per call (their point is the cost of a call, not throughput).
 TIME_FAMILIES = ("overhead",)
-#: Inches per bar and between case groups; a label's wrap width in characters.
+#: Inches per bar, per line of a case's label and between case groups; a label's wrap width in characters.
 BAR = 0.13
-GAP = 0.22
-WRAP = 48
+LINE = 0.12
+GAP = 0.2
+WRAP = 64
 #: Cases per panel before a figure gets another column (at most three).
 PER_PANEL = 18
 
 
 def _palette(implementations: Sequence[str], kinds: dict[str, str]) -> dict[str, Any]:
     """A colour per implementation: a colour family per kind, shades within it."""
-    import matplotlib
-
+    matplotlib = importlib.import_module("matplotlib")
     families = {"bundled": "Blues", "external": "Oranges", "variant": "Purples", "peer": "Greens"}
     groups: dict[str, list[str]] = {}
     for name in implementations:
@@ -57,13 +58,14 @@ def _value(m: Measurement, per_call: bool) -> float | None:
 
 def family_figure(measurements: Sequence[Measurement], family: str, title: str, path: str) -> str:
     """Draw one family's measurements into `path` (PNG)."""
-    import matplotlib.pyplot as plt
-
+    plt = importlib.import_module("matplotlib.pyplot")
     ms = [m for m in measurements if m.family == family and m.ok]
     units = {m.unit for m in ms}
     per_call = family in TIME_FAMILIES or len(units) > 1
     axis = "µs per call (lower is better)" if per_call else f"{units.pop()} (higher is better)"
     rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
+    functions = {m.function for m in ms}
+    common = f"{functions.pop()} " if len(functions) == 1 else ""  # said once, in the title
     multi = len({t for _, t in rows}) > 1
     impls = list(dict.fromkeys(m.implementation for m in ms))
     kinds = {m.implementation: m.kind for m in ms}
@@ -74,9 +76,19 @@ def family_figure(measurements: Sequence[Measurement], family: str, title: str, 
     columns = min(3, max(1, math.ceil(len(rows) / PER_PANEL)))
     per = math.ceil(len(rows) / columns)
     panels = [rows[k * per:(k + 1) * per] for k in range(columns)]
-    heights = [sum(len(present[r]) * BAR + GAP for r in panel) for panel in panels]
+    def label(row: tuple[str, int]) -> list[str]:
+        case, threads = row
+        text = case[len(common):] if common and case.startswith(common) else case
+        return textwrap.wrap(text + (f" ({threads} threads)" if multi else ""), WRAP)
+
+    def extent(row: tuple[str, int]) -> float:
+        """A case group's height: its bars, or its label's lines where those are taller."""
+        return max(len(present[row]) * BAR, len(label(row)) * LINE)
+
+    heights = [sum(extent(r) + GAP for r in panel) for panel in panels]
     legend_rows = math.ceil(len(impls) / 4)
-    fig_height = max(heights) + 1.0 + 0.22 * legend_rows
+    head = 0.3 + 0.2 * legend_rows  # inches for the title and the legend
+    fig_height = max(heights) + head + 0.5
     fig, axes = plt.subplots(1, columns, figsize=(7.5 * columns, fig_height), squeeze=False, sharex=True)
     values = [v for v in value.values() if v]
     log = bool(values) and max(values) / min(values) > 30
@@ -84,15 +96,12 @@ def family_figure(measurements: Sequence[Measurement], family: str, title: str, 
         y, ticks, labels = 0.0, [], []
         for row in panel:
             names = present[row]
-            top = y
-            for name in names:
-                ax.barh(y + BAR / 2, value[(*row, name)], height=BAR * 0.9, color=colors[name])
-                y += BAR
-            ticks.append((top + y) / 2)
-            case, threads = row
-            text = case + (f" ({threads} threads)" if multi else "")
-            labels.append("\n".join(textwrap.wrap(text, WRAP)))
-            y += GAP
+            top = y + (extent(row) - len(names) * BAR) / 2
+            for k, name in enumerate(names):
+                ax.barh(top + (k + 0.5) * BAR, value[(*row, name)], height=BAR * 0.9, color=colors[name])
+            ticks.append(y + extent(row) / 2)
+            labels.append("\n".join(label(row)))
+            y += extent(row) + GAP
         ax.set_yticks(ticks)
         ax.set_yticklabels(labels, fontsize=7)
         ax.set_ylim(max(heights) - GAP / 2, -GAP / 2)  # the same scale of inches per bar in every panel
@@ -103,9 +112,9 @@ def family_figure(measurements: Sequence[Measurement], family: str, title: str, 
         ax.tick_params(axis="x", labelsize=7)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[name]) for name in impls]
     fig.legend(handles, impls, loc="upper center", ncol=min(4, len(impls)), fontsize=8, frameon=False,
-               bbox_to_anchor=(0.5, 1 - 0.35 / fig_height))
-    fig.suptitle(title, fontsize=9, y=1 - 0.08 / fig_height)
-    fig.tight_layout(rect=(0, 0, 1, 1 - (0.45 + 0.22 * legend_rows) / fig_height))
+               bbox_to_anchor=(0.5, 1 - 0.25 / fig_height))
+    fig.suptitle(title + (f" ({common.strip()})" if common else ""), fontsize=9, y=1 - 0.05 / fig_height)
+    fig.tight_layout(rect=(0, 0, 1, 1 - head / fig_height), pad=0.4)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
@@ -115,9 +124,7 @@ def plot(report: Report, stem: str) -> list[str]:
     """One PNG per family with a successful measurement: ``<stem>-<family>.png`` (`stem` may end in ``.png``).
     Needs matplotlib."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
+        importlib.import_module("matplotlib").use("Agg")
     except ImportError:
         raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from None
     families = list(dict.fromkeys(m.family for m in report.measurements if m.ok))

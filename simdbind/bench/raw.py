@@ -38,7 +38,7 @@ class RawCffi:
         if function == "unary":
             unary = library.function("SimdSynetUnaryOperation32f")
             x = inputs["x"]
-            out = np.empty_like(x)
+            out: np.ndarray = np.empty_like(x)
             src, dst = ffi.from_buffer(floats, x), ffi.from_buffer(floats, out, True)
             size, code = x.size, int(simdbind.UnaryOperation[case.params["op"].upper()])
 
@@ -49,16 +49,16 @@ class RawCffi:
             return call_unary
         eltwise = library.function("SimdSynetEltwiseLayerForward")
         arrays = inputs["arrays"]
-        out = np.empty_like(arrays[0])
+        result: np.ndarray = np.empty_like(arrays[0])
         keep = [ffi.from_buffer(floats, a) for a in arrays]
         sources = ffi.new("float *[]", keep)
         weights = ffi.NULL if inputs["weights"] is None else ffi.from_buffer(floats, inputs["weights"])
-        dst = ffi.from_buffer(floats, out, True)
-        count, size, op = len(arrays), out.size, int(simdbind.EltwiseOperation[case.params["op"].upper()])
+        dst = ffi.from_buffer(floats, result, True)
+        count, size, op = len(arrays), result.size, int(simdbind.EltwiseOperation[case.params["op"].upper()])
 
         def call_eltwise() -> np.ndarray:
             eltwise(sources, weights, count, size, op, dst)
-            return out
+            return result
 
         call_eltwise.keep = keep  # type: ignore[attr-defined]  # the sources' cdata live as long as the call
         return call_eltwise
