@@ -3,8 +3,8 @@
 Each figure has one unit on its axis (the family's throughput unit, higher is better; time per call for the
 overhead family, or where a family's cases mix units), one group of horizontal bars per case labelled with its
 descriptor, and the same colour for an implementation in every group: the bundled library's ISAs in shades of blue,
-external libraries in oranges, the library's variants (raw cffi, one Python thread) in purples, peers in greens and
-the memcpy bound in grey. A family with many cases is drawn in two or three columns of panels sharing the axis.
+external libraries in oranges, the library's variants (raw cffi, one Python thread) in purples, each peer in a hue of
+its own (green, red, brown, ...) and the memcpy bound in grey. A family with many cases is drawn in two or three columns of panels sharing the axis.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ BAR = 0.13
 LINE = 0.12
 GAP = 0.2
 WRAP = 64
+#: The peers' colours (tab10's green, red, brown, pink, olive, cyan).
+PEER_COLORS = ("#2ca02c", "#d62728", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 #: Cases per panel before a figure gets another column (at most three).
 PER_PANEL = 18
 
@@ -31,7 +33,7 @@ PER_PANEL = 18
 def _palette(implementations: Sequence[str], kinds: dict[str, str]) -> dict[str, Any]:
     """A colour per implementation: a colour family per kind, shades within it."""
     matplotlib = importlib.import_module("matplotlib")
-    families = {"bundled": "Blues", "external": "Oranges", "variant": "Purples", "peer": "Greens"}
+    families = {"bundled": "Blues", "external": "Oranges", "variant": "Purples"}
     groups: dict[str, list[str]] = {}
     for name in implementations:
         kind = kinds[name]
@@ -40,9 +42,9 @@ def _palette(implementations: Sequence[str], kinds: dict[str, str]) -> dict[str,
         groups.setdefault(group, []).append(name)
     colors: dict[str, Any] = {}
     for group, names in groups.items():
-        if group == "bound":
-            for name in names:
-                colors[name] = "0.55"
+        if group in ("bound", "peer"):  # peers: distinct hues, none of the libraries' colour families
+            for i, name in enumerate(names):
+                colors[name] = "0.55" if group == "bound" else PEER_COLORS[i % len(PEER_COLORS)]
             continue
         cmap = matplotlib.colormaps[families[group]]
         for i, name in enumerate(names):
@@ -87,7 +89,7 @@ def family_figure(measurements: Sequence[Measurement], family: str, title: str, 
 
     heights = [sum(extent(r) + GAP for r in panel) for panel in panels]
     legend_rows = math.ceil(len(impls) / 4)
-    head = 0.3 + 0.2 * legend_rows  # inches for the title and the legend
+    head = 0.22 + 0.17 * legend_rows  # inches for the title and the legend
     fig_height = max(heights) + head + 0.5
     fig, axes = plt.subplots(1, columns, figsize=(7.5 * columns, fig_height), squeeze=False, sharex=True)
     values = [v for v in value.values() if v]
@@ -112,7 +114,7 @@ def family_figure(measurements: Sequence[Measurement], family: str, title: str, 
         ax.tick_params(axis="x", labelsize=7)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[name]) for name in impls]
     fig.legend(handles, impls, loc="upper center", ncol=min(4, len(impls)), fontsize=8, frameon=False,
-               bbox_to_anchor=(0.5, 1 - 0.25 / fig_height))
+               bbox_to_anchor=(0.5, 1 - 0.2 / fig_height))
     fig.suptitle(title + (f" ({common.strip()})" if common else ""), fontsize=9, y=1 - 0.05 / fig_height)
     fig.tight_layout(rect=(0, 0, 1, 1 - head / fig_height), pad=0.4)
     fig.savefig(path, dpi=100)
