@@ -84,8 +84,10 @@ def test_the_work_of_a_call_follows_from_the_case(descriptor, expected):
     assert work(case_from_descriptor(descriptor)) == expected
 
 
-def test_every_registered_function_has_a_work_rule():
+def test_every_function_of_the_suite_has_a_work_rule():
     for name, function in REGISTRY.items():
+        if not type(function).__module__.startswith("simdbind.conformance.cases."):
+            continue  # a test double another test registered
         case = next(iter(function.grid_cases()))
         assert work(case).amount > 0, name
 
