@@ -169,12 +169,13 @@ def _bench(args: argparse.Namespace) -> int:
     if args.timer == "thread" and (max(threads) > 1 or any(item.family == "gil" for item in listed)):
         print("warning: --timer thread does not see work done by other threads: multithreaded and gil rows "
               "will look faster than they are", file=sys.stderr)
-    selected = implementations(args.library, args.isa, args.mode, args.impl)
-    libraries = [impl for impl in selected if isinstance(impl, LibraryImplementation)]
+    # The libraries are always measured (bundled, plus $SIMD_LIBRARY, by default): --impl adds peers beside them.
+    libraries = [impl for impl in implementations(args.library, args.isa, args.mode)
+                 if isinstance(impl, LibraryImplementation)]
     if args.no_peers:
         peers: list[object] = []
     elif args.impl:
-        peers = [impl for impl in selected if not isinstance(impl, LibraryImplementation)]
+        peers = implementations([], args.isa, args.mode, args.impl)
     else:
         peers = harness.installed_peers()
     repeats = args.repeats or (5 if args.quick else 11)
@@ -210,6 +211,9 @@ def _bench(args: argparse.Namespace) -> int:
             f"{n} vs {threads[0]}: {r:.2f}x" for n, r in zip(sorted(set(threads))[1:], ratios[1:]) if r))
     for line in harness.family_summary(measurements):
         print(line.replace("**", ""))
+    for path in (args.json, args.md):
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(report.to_dict(), f, indent=1)
