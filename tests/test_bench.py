@@ -174,7 +174,8 @@ def test_family_summary_is_a_geometric_mean_with_range_at_the_best_isa():
     ms = [measurement("bundled-avx2", "simdbind", 1.0, case="a", isa="avx2"),
           measurement("bundled-sse41", "simdbind", 2.0, case="a", isa="sse41"),
           measurement("torch", "peer", 4.0, case="a"),
-          measurement("bundled-avx2", "simdbind", 1.0, case="b", isa="avx2"), measurement("torch", "peer", 1.0, case="b")]
+          measurement("bundled-avx2", "simdbind", 1.0, case="b", isa="avx2"),
+          measurement("torch", "peer", 1.0, case="b")]
     harness.speedups(ms)
     assert harness.family_summary(ms) == ["- **elementwise**: bundled-avx2 2.00x torch (2 cases, 1.00-4.00x)"]
     assert harness.family_summary(ms, best_isa_only=False) == [
@@ -345,7 +346,8 @@ def test_two_threads_run_both_jobs_and_propagate_errors():
 
     pool = _two_threads()
     names = []
-    pool.run(lambda: names.append(threading.current_thread().name), lambda: names.append(threading.current_thread().name))
+    name = lambda: names.append(threading.current_thread().name)  # noqa: E731
+    pool.run(name, name)
     assert sorted(names) == ["simdbind-bench-gil-0", "simdbind-bench-gil-1"]
 
     def boom():

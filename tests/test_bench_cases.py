@@ -56,7 +56,8 @@ def test_the_family_modules_list_descriptors_not_code():
     # dilation 2 makes a 5x5 window: (10 + 0 - 5) // 1 + 1 = 6 rows, (9 + 1 + 2 - 5) // 2 + 1 = 4 columns
     ("convolution32f layout=nchw src_c=3 src_h=10 src_w=9 dst_c=5 kernel=3x3 stride=1x2 dilation=2x2 pad=0.1.0.2",
      Work("GFLOP/s", 2 * 6 * 4 * 5 * 3 * 9)),
-    ("inner_product_32f M=64 N=1024 K=1024 trans_b=true const_b=true bias=false", Work("GFLOP/s", 2 * 64 * 1024 * 1024)),
+    ("inner_product_32f M=64 N=1024 K=1024 trans_b=true const_b=true bias=false",
+     Work("GFLOP/s", 2 * 64 * 1024 * 1024)),
     ("inner_product_32f M=2 N=3 K=5 trans_b=false const_b=false bias=true calls=3", Work("GFLOP/s", 2 * 2 * 3 * 5 * 3)),
     ("inner_product_8i M=1 N=1000 K=2048 compatibility=overflow data=full", Work("GFLOP/s", 2 * 1000 * 2048)),
     ("inner_product_layer count=4 size=16 bias=false", Work("GFLOP/s", 2 * 4 * 16)),

@@ -2,7 +2,9 @@
 function (:class:`simdbind.bench.raw.RawCffi`, the floor, where the function is one C call) and the peers' equivalent
 calls (PyTorch's: its tensors made once, see the torch adapter's prepare), measured in the same run.
 
-Each case is a descriptor at a tiny size; to cover another wrapper, add its descriptor here. The budget, reported
+Each case is a descriptor at a tiny size; to cover another wrapper, add its descriptor here. A row times the
+case's call as the conformance case defines it: gather_elements gathers from two data arrays (two calls per row,
+on every implementation alike). The budget, reported
 on the rows that have a raw cffi call: simdbind <= 1.5 x raw cffi + 1 us. Measure with ``--timer thread``.
 """
 

@@ -4,7 +4,8 @@ Each figure has one unit on its axis (the family's throughput unit, higher is be
 overhead family, or where a family's cases mix units), one group of horizontal bars per case labelled with its
 descriptor, and the same colour for an implementation in every group: the bundled library's ISAs in shades of blue,
 external libraries in oranges, the library's variants (raw cffi, one Python thread) in purples, each peer in a hue of
-its own (green, red, brown, ...) and the memcpy bound in grey. A family with many cases is drawn in two or three columns of panels sharing the axis.
+its own (green, red, brown, ...) and the memcpy bound in grey. A family with many cases is drawn in two or three
+columns of panels sharing the axis.
 """
 
 from __future__ import annotations

@@ -112,13 +112,13 @@ class GatherElementsCases(Function):
                                                          library=library)) for d in data)
 
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
-        """A constant index's context and the outputs made once; each call gathers from both data arrays."""
-        if not case.params["const"]:
-            return super().prepare(library, case, inputs)
-        data, idx = inputs["data"], inputs["indices"]
-        context = simdbind.GatherElements(data[0].dtype, idx.dtype, data[0].shape, idx.shape, case.params["axis"],
-                                          index=idx, library=library)
+        """The outputs (and a constant index's context) made once; each call gathers from both data arrays."""
+        data, idx, axis = inputs["data"], inputs["indices"], case.params["axis"]
         pairs = [(d, np.empty(idx.shape, d.dtype)) for d in data]
+        if not case.params["const"]:
+            return lambda: tuple(simdbind.gather_elements(d, idx, axis, out=out, library=library) for d, out in pairs)
+        context = simdbind.GatherElements(data[0].dtype, idx.dtype, data[0].shape, idx.shape, axis, index=idx,
+                                          library=library)
         return lambda: tuple(context.forward(d, out=out) for d, out in pairs)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:

@@ -294,6 +294,11 @@ class InnerProductLayerForward(Function):
         out = self.output(inputs, x.shape[:-1] + (inputs["weight"].shape[0],))
         return simdbind.inner_product(x, inputs["weight"], inputs["bias"], out=out, library=library)
 
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        x, weight, bias = inputs["x"], inputs["weight"], inputs["bias"]
+        out = np.empty(x.shape[:-1] + (weight.shape[0],), np.float32)
+        return lambda: simdbind.inner_product(x, weight, bias, out=out, library=library)
+
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         x = inputs["x"]
         rows = [reference.inner_product_layer(r, inputs["weight"], inputs["bias"]) for r in x.reshape(-1, x.shape[-1])]
@@ -363,6 +368,12 @@ class InnerProduct8i(Function):
         out = self.output(inputs, (inputs["src"].shape[0], inputs["weight"].shape[0]), np.int32)
         return simdbind.inner_product_8i(inputs["src"], inputs["weight"], case.params["compatibility"], out=out,
                                          emulate_precise=False, library=library)
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        src, weight, compatibility = inputs["src"], inputs["weight"], case.params["compatibility"]
+        out = np.empty((src.shape[0], weight.shape[0]), np.int32)
+        return lambda: simdbind.inner_product_8i(src, weight, compatibility, out=out, emulate_precise=False,
+                                                 library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         precise = case.params["compatibility"] == "precise" and inputs.get("precise_honoured", True)
