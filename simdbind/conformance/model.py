@@ -312,7 +312,7 @@ class Function:
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
         """A zero-argument call computing what :meth:`run` computes, for repeated calls (``simdbind bench``): what
         does not depend on the data is done once here. Default: :meth:`run` writing into the same output arrays at
-        every call. Functions with contexts override it to create the context once."""
+        every call; a function overrides it with its wrapper call alone (contexts and outputs made once)."""
         outputs = ReusedOutputs()
         data = {**inputs, OUTPUTS: outputs}
 
