@@ -107,15 +107,9 @@ def _bench_command(args: argparse.Namespace) -> str:
     """The command line that reproduces this run (its options, spelled out)."""
     import shlex
 
-    words = ["simdbind", "bench"]
-    for library in args.library or []:
-        words += ["--library", library]
-    if args.isa != "all":
-        words += ["--isa", args.isa]
-    if args.mode:
-        words += ["--mode", args.mode]
-    if args.peers != "all":
-        words += ["--peers", args.peers]
+    words = conformance_options.cli_command(args, ["simdbind", "bench"])
+    if args.no_peers:
+        words.append("--no-peers")
     if args.threads != "1":
         words += ["--threads", args.threads]
     for item in args.functions or []:
@@ -137,64 +131,73 @@ def _bench_command(args: argparse.Namespace) -> str:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    """`simdbind bench`: measure, print a table, write JSON / Markdown / plot (see simdbind.bench.harness)."""
+    """`simdbind bench`: measure, print a table, write JSON / Markdown / plots (see simdbind.bench.harness)."""
     import json
 
+    from simdbind.bench import cases as bench_cases
     from simdbind.bench import harness
+    from simdbind.conformance.implementations import LibraryImplementation, implementations
+    from simdbind.conformance.model import DescriptorError
 
-    patterns = [p.strip() for item in (args.functions or []) for p in item.split(",") if p.strip()]
-    cases, errors = harness.discover(patterns, quick=args.quick)
-    for module, error in errors.items():
-        print(f"warning: {module}: {error}", file=sys.stderr)
+    errors: dict[str, str] = {}
+    if args.case:
+        try:
+            listed = [bench_cases.from_descriptor(args.case)]
+            bench_cases.work(listed[0].case)
+        except (DescriptorError, AttributeError, ValueError) as error:
+            return _error(f"--case: {error}")
+    else:
+        patterns = [p.strip() for item in (args.functions or []) for p in item.split(",") if p.strip()]
+        listed, errors = bench_cases.discover(patterns, quick=args.quick)
+    for module, message in errors.items():
+        print(f"warning: {module}: {message}", file=sys.stderr)
     if args.list:
-        for case in cases:
-            print(f"{case.family:12s} {case.name}")
-        return 0 if cases else 2
-    if not cases:
+        for item in listed:
+            print(f"{item.family:14s} {item.descriptor}")
+        return 0 if listed else 2
+    if not listed:
         print("no benchmark cases selected", file=sys.stderr)
         return 2
     try:
         threads = [int(t) for t in args.threads.split(",") if t.strip()]
     except ValueError:
-        print(f"simdbind: --threads: must be comma-separated integers, got {args.threads!r}", file=sys.stderr)
-        return 2
+        return _error(f"--threads: must be comma-separated integers, got {args.threads!r}")
     if not threads or min(threads) < 1:
-        print(f"simdbind: --threads: every count must be >= 1, got {args.threads!r}", file=sys.stderr)
-        return 2
-    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
-    if not peers:
-        print("simdbind: --peers: name at least one peer, 'all' or 'none'", file=sys.stderr)
-        return 2
-    known = {harness.peer_family(name) for case in cases for name in case.peers} | set(harness.PEERS)
-    unknown = sorted(set(peers) - known - {"all", "none"})
-    if unknown:
-        from simdbind.conformance.names import did_you_mean
-
-        hints = "".join(did_you_mean(name, known) for name in unknown)
-        return _error(f"--peers: no case has {', '.join(unknown)}{hints} (known: {', '.join(sorted(known))})")
-    if args.timer == "thread" and (max(threads) > 1 or any(c.family == "gil" for c in cases)):
+        return _error(f"--threads: every count must be >= 1, got {args.threads!r}")
+    if args.no_peers and args.impl:
+        return _error("--no-peers: measures no peer, but --impl names one")
+    if args.timer == "thread" and (max(threads) > 1 or any(item.family == "gil" for item in listed)):
         print("warning: --timer thread does not see work done by other threads: multithreaded and gil rows "
               "will look faster than they are", file=sys.stderr)
-    targets = harness.targets(args.library, args.isa, args.mode)
+    # The libraries are always measured (bundled, plus $SIMD_LIBRARY, by default): --impl adds peers beside them.
+    libraries = [impl for impl in implementations(args.library, args.isa, args.mode)
+                 if isinstance(impl, LibraryImplementation)]
+    if args.no_peers:
+        peers: list[object] = []
+    elif args.impl:
+        peers = implementations([], args.isa, args.mode, args.impl)
+    else:
+        peers = harness.installed_peers()
     repeats = args.repeats or (5 if args.quick else 11)
     min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
 
     def progress(m: harness.Measurement) -> None:
         if m.ok and m.median is not None:
             vs = "  ".join(f"{v:.2f}x vs {k}" for k, v in m.speedup.items())
-            print(f"{m.case:40.40s} {m.threads:>2} {m.implementation:34.34s} {m.median * 1e6:12.3f} us "
+            print(f"{m.row:60.60s} {m.threads:>2} {m.implementation:28.28s} {m.median * 1e6:12.3f} us "
                   f"{m.throughput:10.4g} {m.unit:8s} {vs}", flush=True)
         else:
-            print(f"{m.case:40.40s} {m.threads:>2} {m.implementation:34.34s} {m.error}", flush=True)
+            print(f"{m.row:60.60s} {m.threads:>2} {m.implementation:28.28s} {m.error}", flush=True)
 
-    measurements = harness.run(cases, targets, peers, threads, repeats, min_time, timer=harness.TIMERS[args.timer],
-                               progress=progress, order=args.order)
-    command = _bench_command(args)
+    measurements = harness.run(listed, libraries, peers, threads, repeats, min_time,
+                               timer=harness.TIMERS[args.timer], progress=progress, order=args.order, seed=args.seed,
+                               family_peers=not args.impl)
+    families = dict.fromkeys(item.family for item in listed)
     report = harness.Report(
-        meta={"command": command.strip(), "repeats": repeats, "min_time": min_time, "threads": threads,
-              "timer": args.timer, "order": args.order,
-              "peers": peers, "quick": args.quick, "environment": harness.environment(targets),
-              "notes": {c.name: c.note for c in cases if c.note}},
+        meta={"command": _bench_command(args), "repeats": repeats, "min_time": min_time, "threads": threads,
+              "timer": args.timer, "order": args.order, "seed": args.seed, "quick": args.quick,
+              "environment": harness.environment(libraries, peers),
+              "notes": {family: bench_cases.summary(family) for family in families}},
         measurements=measurements, errors=errors)
     if args.provisional:
         report.meta["provisional"] = args.provisional
@@ -208,6 +211,9 @@ def _bench(args: argparse.Namespace) -> int:
             f"{n} vs {threads[0]}: {r:.2f}x" for n, r in zip(sorted(set(threads))[1:], ratios[1:]) if r))
     for line in harness.family_summary(measurements):
         print(line.replace("**", ""))
+    for path in (args.json, args.md):
+        if path:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(report.to_dict(), f, indent=1)
@@ -217,11 +223,12 @@ def _bench(args: argparse.Namespace) -> int:
             f.write(harness.to_markdown(report))
         print(f"markdown: {args.md}")
     if args.plot:
+        from simdbind.bench import plot
+
         try:
-            print(f"plot: {harness.plot(report, args.plot)}")
+            print(f"plots: {', '.join(plot.plot(report, args.plot))}")
         except RuntimeError as error:
-            print(f"simdbind: {error}", file=sys.stderr)
-            return 2
+            return _error(str(error))
     return 0
 
 
@@ -262,18 +269,25 @@ def _main(argv: Sequence[str] | None) -> int:
     conformance_merge.add_parser(conf_sub)
     conformance_explore.add_parser(conf_sub)
 
-    bench = sub.add_parser("bench", help="benchmark the bundled library per ISA, external libraries and peers")
-    bench.add_argument("--library", action="append", default=None,
-                       help="'bundled' or a path; repeat for several (default: bundled, plus $SIMD_LIBRARY)")
-    bench.add_argument("--isa", default="all", help="ISA(s) of the bundled library: a name, a,b list or 'all'")
-    bench.add_argument("--mode", choices=("api", "abi"), default=None, help="load the bundled library in this mode")
-    bench.add_argument("--peers", default="all",
-                       help="comma-separated peers to measure, e.g. numpy,torch,onnxruntime,memcpy; 'all' (default: "
-                       "every peer a case lists and that is installed) or 'none'")
+    bench = sub.add_parser(
+        "bench", help="benchmark the libraries (bundled per ISA, external) against the peers",
+        description="Time the family modules' cases (conformance descriptors, simdbind/bench/<family>.py) or one "
+        "--case on every library at every ISA, the peers (implementations of the conformance API: every installed "
+        "one by default) and, for memory-bound cases, memcpy of the same bytes.")
+    conformance_options.add_cli_arguments(bench, ("library", "isa", "mode", "impl", "case", "seed"))
+    for action in bench._actions:  # the same options as the conformance run's; these two mean something else here
+        if action.dest == "case":
+            action.help = "bench only this case (a descriptor, as `simdbind conformance --case` takes), listed or not"
+        elif action.dest == "impl":
+            action.help = ("a peer to measure on every case: an installed name (torch, onnxruntime, openvino, ncnn) "
+                           "or package.module:object; repeatable (default: every installed one that the case's "
+                           "family compares with; the overhead family: torch)")
+    bench.add_argument("--no-peers", action="store_true",
+                       help="measure no peer, only the libraries (and memcpy where a case is memory-bound)")
     bench.add_argument("--threads", default="1", help="library thread counts, e.g. 1,2 (default: 1)")
-    bench.add_argument("--functions", action="append", help="only cases whose name or family contains this "
-                       "(repeatable, comma-separated)")
-    bench.add_argument("--quick", action="store_true", help="fewer sizes, samples and shorter samples")
+    bench.add_argument("--functions", action="append", help="only cases whose family or descriptor contains "
+                       "this (repeatable, comma-separated), e.g. convolution, overhead, 'unary op=exp'")
+    bench.add_argument("--quick", action="store_true", help="fewer cases, samples and shorter samples")
     bench.add_argument("--repeats", type=conformance_options.positive_int, default=None,
                        help="samples per implementation (default 11, quick 5)")
     bench.add_argument("--min-time", type=conformance_options.positive_seconds, default=None,
@@ -284,10 +298,11 @@ def _main(argv: Sequence[str] | None) -> int:
                             "the timing); auto (default): interleaved at 1 thread, blocked at more")
     bench.add_argument("--timer", choices=("wall", "thread"), default="wall",
                        help="wall clock (default), or the calling thread's CPU time: steadier on a shared machine "
-                       "but blind to other threads (not for --threads > 1 or the gil case)")
+                       "but blind to other threads (not for --threads > 1 or the gil family)")
     bench.add_argument("--json", default=None, help="write all measurements and the environment as JSON")
-    bench.add_argument("--md", default=None, help="write the Markdown table for the README")
-    bench.add_argument("--plot", default=None, help="write a PNG of throughput per case (needs matplotlib)")
+    bench.add_argument("--md", default=None, help="write the Markdown tables")
+    bench.add_argument("--plot", default=None, metavar="STEM",
+                       help="write one PNG per family, STEM-<family>.png (needs matplotlib)")
     bench.add_argument("--provisional", default=None, help="a caveat printed at the top of the Markdown")
     bench.add_argument("--list", action="store_true", help="list the selected cases and exit")
     bench.set_defaults(handler=_bench)

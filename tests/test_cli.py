@@ -119,7 +119,7 @@ def test_unknown_names_get_the_closest_known_one():
             "--case", "did you mean 'eltwise op=max count=2 size=17'")
     refused(run("conformance", "--impl", "torhc"), "--impl torhc", "did you mean 'torch'")
     refused(run("conformance", "--isa", "avx3"), "--isa", "did you mean 'avx2'")
-    refused(run("bench", "--functions", "eltwise", "--peers", "tourch"), "--peers", "did you mean 'torch'")
+    refused(run("bench", "--functions", "eltwise", "--impl", "tourch"), "--impl tourch", "did you mean 'torch'")
     refused(run("bench", "--functions", "eltwise", "--isa", "avx3"), "--isa", "did you mean 'avx2'")
 
 

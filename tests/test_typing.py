@@ -30,16 +30,11 @@ def test_the_package_passes_mypy_strict(tmp_path):
     assert status == 0, output
 
 
-#: Modules mypy does not check yet.
-UNCHECKED = ("simdbind/bench/",)
-
-
 def test_mypy_checks_every_module_of_the_package():
     tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11+")
     listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
     modules = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "simdbind").rglob("*.py"))
-    unchecked = [m for m in modules if not m.startswith(UNCHECKED)
-                 and not any(m == f or m.startswith(f.rstrip("/") + "/") for f in listed)]
+    unchecked = [m for m in modules if not any(m == f or m.startswith(f.rstrip("/") + "/") for f in listed)]
     assert not unchecked, f"add these to [tool.mypy] files in pyproject.toml: {unchecked}"
 
 

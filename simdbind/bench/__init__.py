@@ -1,31 +1,25 @@
 """Benchmarks: ``simdbind bench`` (see :mod:`simdbind.bench.harness`).
 
-Every other module in this package is a *family module*, discovered automatically. It defines
+A benchmark case is a conformance case (:mod:`simdbind.conformance.model`): a one-line descriptor in the suite's
+grammar, its inputs made by its Function's ``inputs(case, rng)``, and every measured thing an implementation of the
+suite's public API (:mod:`simdbind.conformance.api`), timed through its ``prepare`` call. Every other module of this
+package is a *family module*, discovered automatically::
 
-```python
-def cases(quick: bool = False) -> list[dict]:
-    return [{
-        "name": "unary exp 4M",              # unique, short; --functions matches it (and the family) by substring
-        "family": "elementwise",
-        "unit": "Gelem/s",                   # or "GFLOP/s", "GB/s": throughput = work / median time / 1e9
-        "work": 4 * 2**20,                   # units of `unit` (times 1e9) done by one call
-        "simdbind": lambda library: (lambda: simdbind.unary(x, "exp", out=o, library=library)),
-        "peers": {"numpy": lambda: np.exp(x, out=o), "torch": lambda: torch.exp(tx, out=to)},
-        # optional:
-        "variants": {"raw cffi": lambda library: <zero-arg callable>},   # more library-bound implementations
-        "budget": {"baseline": "raw cffi", "factor": 1.5, "plus_us": 1.0},  # overhead budget, reported
-        "note": "one line for the report",
-    }]
-```
+    DESCRIPTORS = ["unary op=exp size=4194304", ...]      # the cases, in the suite's grammar
+    QUICK = DESCRIPTORS[:3]                               # optional: the subset `--quick` runs
 
-Rules: build inputs once, outside the callables; import optional peers (torch, onnxruntime) inside ``try`` and
-list them only when importable; make ``cases`` cheap (no timing, no large work at import). The ``simdbind``
-entry receives a :class:`simdbind.Library` already switched to the ISA being measured and returns a zero-arg
-callable doing one call. A peer entry is a zero-arg callable doing one call (or returning such a callable).
-A case whose library lacks the function raises :class:`simdbind.FunctionNotAvailableError` from its ``simdbind``
-entry; the harness records it as unavailable for that library.
+    def work(case: Case) -> Work: ...                     # what one call does, from the case's params alone
+
+A family module named after a conformance family (convolution, elementwise, gather, inner_product, pooling) gives
+the work of every case of that family's functions, wherever it is listed. A module for another kind of
+measurement (overhead, gil) lists descriptors of any function and may define ``work`` (else the function family's
+is used), ``measured(libraries) -> [(kind, implementation)]`` (what it measures instead of the libraries: kind
+"simdbind" for a library's own row, "variant" for a row on a library such as the raw cffi call), ``VERSUS`` (labels
+of variant rows to compare each library row with), ``BUDGET`` (an overhead budget against a variant), ``PEERS``
+(the names of the default peers it compares with, or False for none) and ``BOUND = False`` (no memcpy bound).
 """
 
-from simdbind.bench.harness import Case, Measurement, Report, discover, run
+from simdbind.bench.cases import Listed, Work, discover, work
+from simdbind.bench.harness import Measurement, Report, run
 
-__all__ = ["Case", "Measurement", "Report", "discover", "run"]
+__all__ = ["Listed", "Measurement", "Report", "Work", "discover", "run", "work"]

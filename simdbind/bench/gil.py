@@ -2,11 +2,11 @@
 
 simdbind releases the GIL around every C call on 4096 elements or more (simdbind._fastcall; cffi, on the ordinary
 path, around every call), so the C work of two Python threads overlaps; only the Python part of each call (under a
-microsecond) is serialized. Each case runs 2 x `calls` calls on L2-resident arrays: split over two Python threads
-(the simdbind row) or in one thread (variant ``1 Python thread``). ``vs 1 Python thread`` is the scaling (ideal:
-2.0 with two free cores; less when other processes share them). The ``unary exp 64K`` row is compute-bound, so it
-shows the scaling itself; the ``eltwise max 32K`` row moves 12 bytes per compare and is bound by cache bandwidth.
-NumPy, which also releases the GIL in its loops, is the peer.
+microsecond) is serialized. Each case makes 2 x CALLS prepared calls of the library on L2-resident arrays: split
+over two Python threads (the library's row) or in one thread (``<library> 1 Python thread``); ``vs 1 Python
+thread`` is the scaling (ideal: 2.0 with two free cores; less when other processes share them). The ``unary exp``
+row is compute-bound, so it shows the scaling itself; the ``eltwise max`` row moves 12 bytes per compare and is bound
+by cache bandwidth. No peers: what is measured is simdbind's own release of the GIL.
 """
 
 from __future__ import annotations
@@ -17,9 +17,23 @@ from typing import Any, Callable
 import numpy as np
 
 import simdbind
+from simdbind.bench import cases
+from simdbind.bench.cases import Work
+from simdbind.conformance.implementations import LibraryImplementation
+from simdbind.conformance.model import Case
 
-SIZE = 1 << 15  # 32 K floats: three arrays stay in L2
-EXP_SIZE = 1 << 16  # 64 K floats for the compute-bound row
+CALLS = 32
+DESCRIPTORS = ["unary op=exp size=65536", "eltwise op=max count=2 size=32768"]
+ONE_THREAD = "1 Python thread"
+VERSUS = [ONE_THREAD]
+PEERS = False
+BOUND = False
+
+
+def work(case: Case) -> Work:
+    """2 x CALLS calls of the function."""
+    one = cases.work(case)
+    return Work(one.unit, 2 * CALLS * one.amount)
 
 
 class _TwoThreads:
@@ -62,60 +76,43 @@ def _two_threads() -> _TwoThreads:
     return _pool
 
 
-def _scaling_case(name: str, calls: int, size: int, call: Callable[[Any, np.ndarray], Any],
-                  numpy_call: Callable[[np.ndarray], Any], note: str) -> dict[str, Any]:
-    """2 x `calls` calls of `call(library, out)`: split over two Python threads (the simdbind row) or made by one
-    (variant ``1 Python thread``); each thread writes its own output."""
-    outs = [np.empty(size, np.float32) for _ in range(2)]
+class Threads:
+    """`library`'s prepared call made 2 x CALLS times: by two Python threads (each with its own outputs) or, with
+    ``parallel=False``, by the calling thread alone."""
 
-    def loop(fn: Callable[[np.ndarray], Any]) -> tuple[Callable[[], None], Callable[[], None]]:
-        def make(o: np.ndarray) -> Callable[[], None]:
+    def __init__(self, library: LibraryImplementation, parallel: bool) -> None:
+        self.base, self.parallel = library, parallel
+        self.name = library.name if parallel else f"{library.name} {ONE_THREAD}"
+        self.isa = library.isa
+
+    def unsupported(self, function: str, case: Case) -> str | None:
+        return self.base.unsupported(function, case)
+
+    def run(self, function: str, case: Case, inputs: dict[str, Any]) -> Any:
+        return self.prepare(function, case, inputs)()
+
+    def prepare(self, function: str, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
+        def loop(call: Callable[[], Any]) -> Callable[[], None]:
             def body() -> None:
-                for _ in range(calls):
-                    fn(o)
+                for _ in range(CALLS):
+                    call()
             return body
-        return make(outs[0]), make(outs[1])
 
-    def parallel(library: Any) -> Callable[[], None]:
-        a, b = loop(lambda o: call(library, o))
-        pool = _two_threads()
-        return lambda: pool.run(a, b)
-
-    def sequential(library: Any) -> Callable[[], None]:
-        a, b = loop(lambda o: call(library, o))
+        a, b = (loop(self.base.prepare(function, case, inputs)) for _ in range(2))
+        if self.parallel:
+            pool = _two_threads()
+            return lambda: pool.run(a, b)
 
         def both() -> None:
             a()
             b()
+
         return both
 
-    def numpy_parallel() -> Callable[[], None]:
-        a, b = loop(numpy_call)
-        pool = _two_threads()
-        return lambda: pool.run(a, b)
 
-    return {"name": name, "family": "gil", "unit": "Gelem/s", "work": 2 * calls * size, "simdbind": parallel,
-            "variants": {"1 Python thread": sequential}, "versus": ["1 Python thread"],
-            "peers": {"numpy": numpy_parallel}, "note": note}
-
-
-def cases(quick: bool = False) -> list[dict[str, Any]]:
-    calls = 16 if quick else 64
-    rng = np.random.default_rng(8)
-    x, y = (rng.standard_normal(SIZE).astype(np.float32) for _ in range(2))
-    # exp: ~10 flops per element, so the C part dominates each call and the arrays (2 x 256 KiB per thread) stay in
-    # the core's L2: the case that shows the GIL-free scaling itself
-    z = rng.uniform(-10, 10, EXP_SIZE).astype(np.float32)
-    return [
-        _scaling_case(f"gil 2 Python threads x {calls} unary exp 64K", calls, EXP_SIZE,
-                      lambda library, o: simdbind.unary(z, "exp", out=o, library=library),
-                      lambda o: np.exp(z, out=o),
-                      "compute-bound: two Python threads each making the calls vs one thread making all of them"),
-        _scaling_case(f"gil 2 Python threads x {calls} eltwise max 32K", calls, SIZE,
-                      lambda library, o: simdbind.eltwise([x, y], "max", out=o, library=library),
-                      lambda o: np.maximum(x, y, out=o),
-                      "one compare per 12 bytes moved: bound by cache bandwidth, so it scales less"),
-    ]
+def measured(libraries: list[LibraryImplementation]) -> list[tuple[str, Any]]:
+    return [("simdbind", Threads(lib, True)) for lib in libraries] + [
+        ("variant", Threads(lib, False)) for lib in libraries]
 
 
 def python_progress(library: Any = None, size: int = 1 << 24, calls: int = 20) -> dict[str, float]:

@@ -1,12 +1,18 @@
 """The benchmark harness behind ``simdbind bench``.
 
-For each case (found in the family modules of :mod:`simdbind.bench`) and each thread count, it measures every
-implementation: the bundled library at each ISA, each external library, the case's library-bound variants (e.g.
-the raw cffi call) and its peers (NumPy, PyTorch, ONNX Runtime). Per implementation: a calibrated number of calls
-per sample (so that a sample lasts at least ``min_time``), one warm-up sample, then ``repeats`` samples taken
-round-robin across implementations with a rotating start, so that drift (clock boost, other load) spreads over
-all of them. Reported: median, min and max time per call, throughput (``work / median / 1e9`` in the case's unit)
-and, for every simdbind implementation, the speedup against each peer of the same run (peer median / median).
+For each case (a conformance case listed by a family module of :mod:`simdbind.bench`, or given by ``--case``) and
+each thread count, it measures every implementation: the bundled library at each ISA and each external library
+(:class:`~simdbind.conformance.implementations.LibraryImplementation`), what the family adds (the raw cffi call,
+two Python threads), the peers (any implementation of the conformance API: the installed entry points or
+``--impl`` selectors) and, for a memory-bound case, the memcpy bound (the same bytes copied). Each one's inputs are
+the case's, made once by its Function's ``inputs(case, rng)``; what is timed is the implementation's ``prepare``
+call (:func:`simdbind.conformance.api.prepared`).
+
+Per implementation: a calibrated number of calls per sample (so that a sample lasts at least ``min_time``), one
+warm-up sample, then ``repeats`` samples taken round-robin across implementations with a rotating start, so that
+drift (clock boost, other load) spreads over all of them. Reported: median, min and max time per call, throughput
+(``work / median / 1e9`` in the case's unit) and, for every library row, the speedup against each peer and bound of
+the same run (their median / its median).
 
 Benchmarks are measurements, never assertions: nothing here fails because something is slow.
 """
@@ -14,21 +20,23 @@ Benchmarks are measurements, never assertions: nothing here fails because someth
 from __future__ import annotations
 
 import gc
-import importlib
 import math
 import os
-import pkgutil
 import platform
 import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
-from simdbind.conformance.implementations import LibraryImplementation as Target
-from simdbind.conformance.implementations import implementations
+import numpy as np
 
-UNITS = ("Gelem/s", "GFLOP/s", "GB/s")
+from simdbind.bench.cases import Listed, Work, family_module, work
+from simdbind.conformance.api import Unsupported, prepared
+from simdbind.conformance.implementations import LibraryImplementation, SelectionError, entry_point_names, resolve
+from simdbind.conformance.model import REGISTRY
+from simdbind.conformance.runner import DEFAULT_SEED
+
 #: Clocks: "wall" (time.perf_counter, the default) or "thread" (CPU time of the calling thread: ignores the time
 #: the process waits for a core on a shared machine, but also misses work done by other threads, so it is only
 #: right for single-threaded calls).
@@ -38,113 +46,43 @@ ORDERS = ("auto", "interleaved", "blocked")
 #: Seconds of pause before each implementation's samples in blocked order: longer than thread pools spin after
 #: their last work (OpenMP's default block time is 0.2 s), so that none is still taking a core.
 SETTLE = 0.3
-#: The usual peers (families may add others, e.g. "memcpy"); `--peers` selects among the ones cases list.
-PEERS = ("numpy", "torch", "onnxruntime")
-#: Modules of this package that are not family modules.
-_NOT_FAMILIES = {"harness"}
-_current_threads = 1
+#: The name of the memcpy bound's rows.
+MEMCPY = "memcpy"
 
 
-def current_threads() -> int:
-    """The thread count being measured (for peers that fix it when built, e.g. an ONNX Runtime session)."""
-    return _current_threads
-
-
-# -- cases -----------------------------------------------------------------------------------------------------
-@dataclass
-class Case:
-    """One benchmark case, normalized from a family module's dict (see :mod:`simdbind.bench`)."""
-
-    name: str
-    family: str
-    unit: str
-    work: float
-    simdbind: Callable[[Any], Callable[[], Any]] | None
-    peers: dict[str, Callable[[], Any]] = field(default_factory=dict)
-    variants: dict[str, Callable[[Any], Callable[[], Any]]] = field(default_factory=dict)
-    budget: dict[str, Any] | None = None
-    versus: list[str] = field(default_factory=list)  # variant labels to report a speedup against, like peers
-    note: str = ""
-    module: str = ""
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], module: str = "") -> "Case":
-        where = f"{module or 'case'} {data.get('name', '?')!r}"
-        for key in ("name", "family", "unit", "work"):
-            if key not in data:
-                raise ValueError(f"{where}: missing {key!r}")
-        if data["unit"] not in UNITS:
-            raise ValueError(f"{where}: unit must be one of {', '.join(UNITS)}, got {data['unit']!r}")
-        work = data["work"]
-        if isinstance(work, bool) or not isinstance(work, (int, float)) or not work > 0:
-            raise ValueError(f"{where}: work must be a positive number, got {work!r}")
-        if data.get("simdbind") is None and not data.get("peers"):
-            raise ValueError(f"{where}: needs a 'simdbind' entry or peers")
-        budget = data.get("budget")
-        if budget is not None and budget.get("baseline") not in (data.get("variants") or {}):
-            raise ValueError(f"{where}: budget baseline {budget.get('baseline')!r} is not one of its variants")
-        versus = list(data.get("versus") or [])
-        for label in versus:
-            if label not in (data.get("variants") or {}):
-                raise ValueError(f"{where}: versus {label!r} is not one of its variants")
-        return cls(name=str(data["name"]), family=str(data["family"]), unit=data["unit"], work=float(work),
-                   simdbind=data.get("simdbind"), peers=dict(data.get("peers") or {}),
-                   variants=dict(data.get("variants") or {}), budget=budget, versus=versus,
-                   note=str(data.get("note", "")), module=module)
-
-    def matches(self, patterns: Sequence[str] | None) -> bool:
-        """True without patterns, else when a pattern is a substring of the name, family or module (any case)."""
-        if not patterns:
-            return True
-        text = f"{self.name}\n{self.family}\n{self.module}".lower()
-        return any(p.lower() in text for p in patterns)
-
-
-def family_modules(package: str = "simdbind.bench") -> list[str]:
-    """Names of the family modules of `package` (every module but this harness and private ones), sorted."""
-    pkg = importlib.import_module(package)
-    return sorted(f"{package}.{info.name}" for info in pkgutil.iter_modules(pkg.__path__)
-                  if not info.name.startswith("_") and info.name not in _NOT_FAMILIES)
-
-
-def discover(patterns: Sequence[str] | None = None, quick: bool = False, package: str = "simdbind.bench",
-             modules: Iterable[str] | None = None) -> tuple[list[Case], dict[str, str]]:
-    """Cases of every family module (or of `modules`) that match `patterns`, plus {module: error} for the modules
-    that failed to import or to list their cases (one broken family does not stop the others)."""
-    cases: list[Case] = []
-    errors: dict[str, str] = {}
-    names: set[str] = set()
-    for module_name in (family_modules(package) if modules is None else modules):
+# -- what is measured -------------------------------------------------------------------------------------------
+def installed_peers() -> list[Any]:
+    """Every implementation registered under the suite's entry-point group whose packages import (the default
+    peers); the others are left out silently."""
+    found: list[Any] = []
+    for name in entry_point_names():
         try:
-            module = importlib.import_module(module_name)
-            listed = module.cases(quick=quick)
-            found = [Case.from_dict(d, module_name.rsplit(".", 1)[-1]) for d in listed]
-        except Exception as error:  # noqa: BLE001 - reported, the other families still run
-            errors[module_name] = f"{type(error).__name__}: {error}"
+            found.extend(resolve(name))
+        except SelectionError:
             continue
-        for case in found:
-            if case.name in names:
-                errors[module_name] = f"duplicate case name {case.name!r} (skipped)"
-                continue
-            names.add(case.name)
-            if case.matches(patterns):
-                cases.append(case)
-    return cases, errors
+    return found
 
 
-# -- implementations -------------------------------------------------------------------------------------------
-def targets(libraries: Sequence[str] | None = None, isa: str = "all", mode: str | None = None) -> list[Target]:
-    """Libraries to measure the cases' ``simdbind`` entries on, each at one ISA: the conformance suite's own
-    expansion of `libraries` ("bundled" or paths; default: bundled plus $SIMD_LIBRARY) x `isa` ("all", a name or a
-    comma-separated list; external libraries run at their own best ISA)."""
-    return implementations(list(libraries or []), isa, mode)
+def _library_of(implementation: Any) -> LibraryImplementation | None:
+    """The library implementation an implementation runs on (itself, or the one a family's wrapper wraps)."""
+    for candidate in (implementation, getattr(implementation, "base", None)):
+        if isinstance(candidate, LibraryImplementation):
+            return candidate
+    return None
 
 
-def _activate(target: Target) -> None:
-    """Switch the library to this target's ISA for the samples that follow (bundled libraries; external ones choose
-    their own)."""
-    if target.library.kind == "bundled" and target.library.isa != target.isa:
-        target.library.set_isa(target.isa)
+def _activate(library: LibraryImplementation) -> None:
+    """Switch the library to this implementation's ISA for the samples that follow (bundled libraries; external
+    ones choose their own)."""
+    if library.library.kind == "bundled" and library.library.isa != library.isa:
+        library.library.set_isa(library.isa)
+
+
+def memcpy_bound(moved: int) -> Callable[[], Any]:
+    """A copy of moved / 2 bytes from one buffer to another: `moved` bytes read and written, as the case's call."""
+    source = np.zeros(max(1, moved // 2), np.uint8)
+    target = source.copy()
+    return lambda: np.copyto(target, source)
 
 
 # -- measurements ----------------------------------------------------------------------------------------------
@@ -152,14 +90,15 @@ def _activate(target: Target) -> None:
 class Measurement:
     """One implementation on one case at one thread count. Times are seconds per call."""
 
-    case: str
-    family: str
+    case: str  # the case's descriptor
+    family: str  # the bench family that listed it
+    function: str
     unit: str
     work: float
-    implementation: str  # "bundled-avx2", "bundled-avx2 raw cffi", "numpy"
-    kind: str  # "simdbind" (the Pythonic call), "variant" (a case's library-bound variant) or "peer"
+    implementation: str  # "bundled-avx2", "bundled-avx2 raw cffi", "torch", "memcpy"
+    kind: str  # "simdbind" (a library), "variant" (a family's row on a library), "peer" or "bound"
     threads: int
-    library: str = ""  # target name for simdbind/variant, "" for peers
+    library: str = ""  # the library implementation's name for simdbind/variant rows, "" for the others
     isa: str = ""
     number: int = 0  # calls per sample
     samples: list[float] = field(default_factory=list)
@@ -167,9 +106,16 @@ class Measurement:
     min: float | None = None
     max: float | None = None
     throughput: float | None = None  # in `unit`
-    speedup: dict[str, float] = field(default_factory=dict)  # peer -> peer median / this median
+    speedup: dict[str, float] = field(default_factory=dict)  # other row -> its median / this median
     budget: dict[str, Any] | None = None
     error: str | None = None
+
+    @property
+    def row(self) -> str:
+        """The case's name in tables and plots: its descriptor, after the bench family where that is not the
+        function's own (``overhead: unary op=abs size=16``)."""
+        own = REGISTRY[self.function].family if self.function in REGISTRY else self.family
+        return self.case if self.family == own else f"{self.family}: {self.case}"
 
     @property
     def ok(self) -> bool:
@@ -189,15 +135,6 @@ class _Entry:
     measurement: Measurement
     call: Callable[[], Any] | None = None
     setup: Callable[[], None] | None = None
-
-
-def _callable_from(entry: Callable[..., Any], *args: Any) -> Callable[[], Any]:
-    """A zero-arg callable from a case entry: the entry's result when it is callable (a factory), otherwise the
-    entry itself, bound to `args` (it did one call; that call served as a first warm-up)."""
-    result = entry(*args)
-    if callable(result):
-        return result
-    return (lambda: entry(*args)) if args else entry
 
 
 def calibrate(call: Callable[[], Any], min_time: float, timer: Callable[[], float] = time.perf_counter,
@@ -279,42 +216,43 @@ def _sample(call: Callable[[], Any], number: int, timer: Callable[[], float]) ->
 
 
 def speedups(measurements: Sequence[Measurement], versus: Sequence[str] = ()) -> None:
-    """Fill `speedup` of every simdbind/variant measurement against each peer of the same case and threads, of
-    each bundled-library measurement against each external library's, and of every simdbind measurement against
-    its own target's variants named in `versus`."""
-    peers = {(m.case, m.threads, m.implementation): m for m in measurements if m.kind == "peer" and m.ok}
+    """Fill `speedup` of every library and variant row against each peer and bound of the same case and threads,
+    of each bundled-library row against each external library's, and of every library row against its own
+    library's variants named in `versus`."""
+    others = {(m.case, m.threads, m.implementation): m for m in measurements
+              if m.kind in ("peer", "bound") and m.ok}
     index = {(m.case, m.threads, m.implementation): m for m in measurements if m.ok}
     for m in measurements:
-        if m.kind == "peer" or not m.ok:
+        if m.kind in ("peer", "bound") or not m.ok or m.median is None:
             continue
-        for (case, threads, peer), p in peers.items():
-            if case == m.case and threads == m.threads:
-                m.speedup[peer] = p.median / m.median
+        for (case, threads, name), p in others.items():
+            if case == m.case and threads == m.threads and p.median is not None:
+                m.speedup[name] = p.median / m.median
         if m.kind == "simdbind" and m.implementation.startswith("bundled"):
             for e in measurements:  # external libraries (upstream builds) are compared like peers
                 if (e.kind == "simdbind" and e.ok and e.implementation.startswith("external")
-                        and e.case == m.case and e.threads == m.threads):
+                        and e.case == m.case and e.threads == m.threads and e.median is not None):
                     m.speedup[e.implementation] = e.median / m.median
         if m.kind == "simdbind":
             for label in versus:
                 base = index.get((m.case, m.threads, f"{m.implementation} {label}"))
-                if base is not None:
+                if base is not None and base.median is not None:
                     m.speedup[label] = base.median / m.median
 
 
-def budgets(cases: Sequence[Case], measurements: Sequence[Measurement]) -> None:
-    """For cases with a budget: is the simdbind call within factor x baseline variant + plus_us (same library,
-    ISA and threads)? Recorded on the simdbind measurement; a number, never an assertion."""
-    by_name = {c.name: c for c in cases}
+def budgets(budget: dict[str, Any] | None, measurements: Sequence[Measurement]) -> None:
+    """With a family budget: is each library row within factor x its library's baseline row + plus_us (same
+    threads)? Recorded on the library row; a number, never an assertion."""
+    if budget is None:
+        return
     index = {(m.case, m.threads, m.implementation): m for m in measurements}
     for m in measurements:
-        case = by_name.get(m.case)
-        if case is None or case.budget is None or m.kind != "simdbind" or not m.ok:
+        if m.kind != "simdbind" or not m.ok or m.median is None or m.min is None:
             continue
-        base = index.get((m.case, m.threads, f"{m.implementation} {case.budget['baseline']}"))
-        if base is None or not base.ok:
+        base = index.get((m.case, m.threads, f"{m.implementation} {budget['baseline']}"))
+        if base is None or not base.ok or base.median is None or base.min is None:
             continue
-        factor, plus = float(case.budget.get("factor", 1.5)), float(case.budget.get("plus_us", 1.0)) * 1e-6
+        factor, plus = float(budget.get("factor", 1.5)), float(budget.get("plus_us", 1.0)) * 1e-6
         limit = factor * base.median + plus
         m.budget = {"baseline": base.implementation, "baseline_us": base.median * 1e6, "factor": factor,
                     "plus_us": plus * 1e6, "limit_us": limit * 1e6, "median_us": m.median * 1e6,
@@ -336,71 +274,20 @@ class Report:
                 "measurements": [asdict(m) for m in self.measurements]}
 
 
-class _BlasThreads:
-    """The thread count of the OpenBLAS builds loaded in this process (NumPy's, PyTorch's), set through their own
-    ``openblas_set_num_threads``, so that a peer row at "1 thread" runs NumPy's matmul on one thread too (without
-    this, OpenBLAS uses every core at every row). Linux only (it finds the libraries in /proc/self/maps); elsewhere,
-    or when none is loaded, :attr:`found` is empty and nothing is changed."""
-
-    _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
-                "openblas_set_num_threads")
-
-    def __init__(self) -> None:
-        import ctypes
-
-        self.found: list[tuple[str, Any, Any]] = []  # (path, setter, getter or None)
-        paths: list[str] = []
-        try:
-            with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-                for line in maps:
-                    parts = line.split(maxsplit=5)
-                    path = parts[5].strip() if len(parts) == 6 else ""
-                    if "openblas" in os.path.basename(path).lower() and path not in paths:
-                        paths.append(path)
-        except OSError:
-            return
-        for path in paths:
-            try:
-                dll = ctypes.CDLL(path)  # already loaded: the same handle
-            except OSError:
-                continue
-            for name in self._SETTERS:
-                setter = getattr(dll, name, None)
-                if setter is not None:
-                    getter = getattr(dll, name.replace("set_num_threads", "get_num_threads"), None)
-                    if getter is not None:
-                        getter.restype = ctypes.c_int
-                    setter.argtypes = [ctypes.c_int]
-                    self.found.append((path, setter, getter))
-                    break
-
-    def get(self) -> list[int | None]:
-        return [getter() if getter is not None else None for _, _, getter in self.found]
-
-    def set(self, counts: int | Sequence[int | None]) -> None:
-        values = [counts] * len(self.found) if isinstance(counts, int) else list(counts)
-        for (_, setter, _), count in zip(self.found, values):
-            if count is not None and count >= 1:
-                setter(count)
-
-
-def _set_threads(libraries: Iterable[Any], count: int, blas: _BlasThreads | None = None) -> None:
-    global _current_threads
-    _current_threads = count
+def _set_threads(libraries: Sequence[Any], count: int) -> None:
     for library in libraries:
         library.set_threads(count)
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(count)
-    if blas is not None:
-        blas.set(count)
 
 
-def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[str] = ("all",),
+def run(listed: Sequence[Listed], libraries: Sequence[LibraryImplementation], peers: Sequence[Any] = (),
         threads: Sequence[int] = (1,), repeats: int = 11, min_time: float = 0.02,
         timer: Callable[[], float] = time.perf_counter,
-        progress: Callable[[Measurement], None] | None = None, order: str = "auto") -> list[Measurement]:
-    """Measure `cases` on every target, variant and selected peer, at each thread count. See the module doc.
+        progress: Callable[[Measurement], None] | None = None, order: str = "auto",
+        seed: int = DEFAULT_SEED, family_peers: bool = True) -> list[Measurement]:
+    """Measure `listed` cases on every library, family row and peer, at each thread count. See the module doc.
 
     `order`: "interleaved" (round-robin samples, see :func:`measure`), "blocked" (each implementation's samples in
     a row) or "auto": interleaved at one thread, blocked at more. Thread pools keep spinning for a while after
@@ -409,79 +296,87 @@ def run(cases: Sequence[Case], target_list: Sequence[Target], peers: Sequence[st
     its one-thread speed alone and 1.10x interleaved with NumPy's matmul. Blocked, each implementation's samples
     start after a pause of SETTLE seconds, longer than those spins: without it, an OpenMP pool left spinning by
     PyTorch's block made the next block's 2-thread calls up to twice as slow (0.57x "scaling" for a case that
-    scales 1.9x alone)."""
+    scales 1.9x alone). `seed`: the base seed of the cases' inputs (the conformance runner's by default).
+    `family_peers`: a family's ``PEERS`` (the names of the peers it compares with, or False for none) narrows
+    `peers` (the default peers); False measures every one of `peers` on every case (peers chosen by name)."""
     if order not in ORDERS:
         raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
-    global _current_threads
-    libraries = list({id(t.library): t.library for t in target_list}.values())
-    saved_isa = {id(lib): lib.isa for lib in libraries if lib.kind == "bundled"}
-    saved_threads = {id(lib): lib.threads for lib in libraries}
+    loaded = list({id(lib.library): lib.library for lib in libraries}.values())
+    saved_isa = {id(lib): lib.isa for lib in loaded if lib.kind == "bundled"}
+    saved_threads = {id(lib): lib.threads for lib in loaded}
     torch = sys.modules.get("torch")
     saved_torch = torch.get_num_threads() if torch is not None else None
-    blas = _BlasThreads()
-    saved_blas = blas.get()
     results: list[Measurement] = []
     try:
         for count in threads:
-            _set_threads(libraries, count, blas)
-            for case in cases:
+            _set_threads(loaded, count)
+            for item in listed:
                 interleave = order == "interleaved" or (order == "auto" and count == 1)
-                case_results = _run_case(case, target_list, peers, count, repeats, min_time, timer, interleave)
-                speedups(case_results, case.versus)
-                budgets([case], case_results)
+                module = family_module(item.family)
+                wanted = getattr(module, "PEERS", True) if family_peers else True
+                chosen = [] if wanted is False else list(peers) if wanted is True else [
+                    peer for peer in peers if peer.name in wanted]
+                case_results = _run_case(item, module, libraries, chosen, count, repeats, min_time, timer,
+                                         interleave, seed)
+                speedups(case_results, getattr(module, "VERSUS", ()))
+                budgets(getattr(module, "BUDGET", None), case_results)
                 results.extend(case_results)
                 if progress:
                     for m in case_results:
                         progress(m)
     finally:
-        for lib in libraries:
+        for lib in loaded:
             if id(lib) in saved_isa:
                 lib.set_isa(saved_isa[id(lib)])
             lib.set_threads(saved_threads[id(lib)])
+        torch = sys.modules.get("torch")
         if torch is not None and saved_torch is not None:
             torch.set_num_threads(saved_torch)
-        blas.set(saved_blas)
-        _current_threads = 1
     return results
 
 
-def _run_case(case: Case, target_list: Sequence[Target], peers: Sequence[str], threads: int, repeats: int,
-              min_time: float, timer: Callable[[], float], interleave: bool = True) -> list[Measurement]:
-    from simdbind.errors import FunctionNotAvailableError
+def _run_case(item: Listed, module: Any, libraries: Sequence[LibraryImplementation], peers: Sequence[Any],
+              threads: int, repeats: int, min_time: float, timer: Callable[[], float], interleave: bool,
+              seed: int) -> list[Measurement]:
+    case, function = item.case, item.case.function
+    amount: Work = work(case, item.family)
+    inputs = REGISTRY[function].inputs(case, case.rng(seed))
 
-    def new(implementation: str, kind: str, target: Target | None = None) -> Measurement:
-        return Measurement(case.name, case.family, case.unit, case.work, implementation, kind, threads,
-                           library=target.name if target else "", isa=target.isa if target else "")
+    def new(implementation: str, kind: str, library: LibraryImplementation | None = None) -> Measurement:
+        return Measurement(case.descriptor, item.family, function, amount.unit, amount.amount, implementation, kind,
+                           threads, library=library.name if library else "", isa=library.isa if library else "")
 
+    measured: list[tuple[str, Any]] = (module.measured(list(libraries)) if hasattr(module, "measured")
+                                       else [("simdbind", lib) for lib in libraries])
+    measured += [("peer", peer) for peer in peers]
     entries: list[_Entry] = []
-    for target in target_list:
-        bound = ([(target.name, "simdbind", case.simdbind)] if case.simdbind is not None else []) + [
-            (f"{target.name} {label}", "variant", factory) for label, factory in case.variants.items()]
-        for name, kind, factory in bound:
-            entry = _Entry(new(name, kind, target), setup=lambda target=target: _activate(target))
-            try:
-                _activate(target)
-                entry.call = _callable_from(factory, target.library)
-            except FunctionNotAvailableError as error:
-                entry.measurement.error = f"unavailable: {error}"
-            except Exception as error:  # noqa: BLE001 - a broken case is reported, not fatal
-                entry.measurement.error = f"{type(error).__name__}: {error}"
-            entries.append(entry)
-    for peer, factory in case.peers.items():
-        if not _peer_selected(peer, peers):
-            continue
-        entry = _Entry(new(peer, "peer"))
-        try:
-            entry.call = _callable_from(factory)
-        except Exception as error:  # noqa: BLE001
-            entry.measurement.error = f"{type(error).__name__}: {error}"
+    for kind, implementation in measured:
+        library = _library_of(implementation)
+        entry = _Entry(new(implementation.name, kind, library))
         entries.append(entry)
+        try:
+            reason = implementation.unsupported(function, case)
+            if reason:
+                entry.measurement.error = f"unsupported: {reason}"
+                continue
+            if library is not None:
+                entry.setup = lambda library=library: _activate(library)
+                _activate(library)
+            call = prepared(implementation, function, case, dict(inputs))
+            call()  # an Unsupported found from the inputs shows here; and the first touch of the outputs
+            entry.call = call
+        except Unsupported as error:
+            entry.measurement.error = f"unsupported: {error}"
+        except Exception as error:  # noqa: BLE001 - a broken implementation is reported, not fatal
+            entry.measurement.error = f"{type(error).__name__}: {error}"
+    if amount.moved and getattr(module, "BOUND", True):
+        entries.append(_Entry(new(MEMCPY, "bound"), call=memcpy_bound(amount.moved)))
 
     runnable = [e for e in entries if e.call is not None]
     while runnable:  # an entry failing while timed is reported; the others are measured again without it
         try:
-            timed = measure([(e.measurement.implementation, e.call, e.setup) for e in runnable], repeats,
-                            min_time, timer, interleave, 0.0 if interleave else SETTLE)
+            timed = measure([(e.measurement.implementation, e.call, e.setup) for e in runnable if e.call],
+                            repeats, min_time, timer, interleave, 0.0 if interleave else SETTLE)
         except EntryError as failure:
             for e in runnable:
                 if e.measurement.implementation == failure.name:
@@ -493,16 +388,6 @@ def _run_case(case: Case, target_list: Sequence[Target], peers: Sequence[str], t
             e.measurement.finish()
         break
     return [e.measurement for e in entries]
-
-
-def peer_family(peer: str) -> str:
-    """The name a peer is selected by: its first word ("numpy" of "numpy ufunc")."""
-    return peer.split()[0] if peer.split() else peer
-
-
-def _peer_selected(peer: str, selected: Sequence[str]) -> bool:
-    """A peer key is selected by 'all', by itself, or by its first word; never by 'none'."""
-    return "all" in selected or peer in selected or peer_family(peer) in selected
 
 
 # -- environment -----------------------------------------------------------------------------------------------
@@ -526,14 +411,14 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def environment(target_list: Sequence[Target] = ()) -> dict[str, Any]:
+def environment(libraries: Sequence[LibraryImplementation] = (), peers: Sequence[Any] = ()) -> dict[str, Any]:
     """The machine and versions a run was measured on."""
-    libraries = {}
+    described: dict[str, Any] = {}
     isas: list[str] = []
-    for t in target_list:
-        lib = t.library
-        if lib.path not in libraries:
-            libraries[lib.path] = {"kind": lib.kind, "mode": lib.mode, "version": lib.version,
+    for impl in libraries:
+        lib = impl.library
+        if lib.path not in described:
+            described[lib.path] = {"kind": lib.kind, "mode": lib.mode, "version": lib.version,
                                    "generation": lib.generation}
             if lib.kind == "bundled":
                 isas = list(lib.isas_supported)
@@ -543,11 +428,10 @@ def environment(target_list: Sequence[Target] = ()) -> dict[str, Any]:
         "isas": isas,
         "os": platform.platform(),
         "python": platform.python_version(),
-        "versions": {name: v for name in ("simdbind", "numpy", "cffi", "torch", "onnxruntime", "matplotlib")
-                     if (v := _version(name))},
-        "libraries": libraries,
-        # OpenBLAS builds whose thread count follows --threads (NumPy's matmul peers); none: they use every core
-        "blas_threads": [os.path.basename(path) for path, _, _ in _BlasThreads().found],
+        "versions": {name: v for name in ("simdbind", "numpy", "cffi", "torch", "onnxruntime", "openvino", "ncnn",
+                                          "matplotlib") if (v := _version(name))},
+        "libraries": described,
+        "peers": [peer.name for peer in peers],
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
 
@@ -605,6 +489,12 @@ def family_summary(measurements: Sequence[Measurement], best_isa_only: bool = Tr
     return lines
 
 
+def _ratio(a: float | None, b: float | None) -> float:
+    """a / b of two medians of successful measurements (never None there)."""
+    assert a is not None and b is not None
+    return a / b
+
+
 def thread_scaling(measurements: Sequence[Measurement]) -> list[str]:
     """One line per family and thread count above the lowest: each implementation's geometric-mean speedup over
     its own time at the lowest thread count (ideal: the thread ratio)."""
@@ -612,15 +502,15 @@ def thread_scaling(measurements: Sequence[Measurement]) -> list[str]:
     counts = sorted({m.threads for m in ms})
     if len(counts) < 2:
         return []
-    base = {(m.case, m.implementation): m for m in ms if m.threads == counts[0]}
+    base = {(m.row, m.implementation): m for m in ms if m.threads == counts[0]}
     lines = []
     for family in sorted({m.family for m in ms}):
         for count in counts[1:]:
             parts = []
             for impl in dict.fromkeys(m.implementation for m in ms if m.family == family):
-                ratios = [base[(m.case, impl)].median / m.median for m in ms
+                ratios = [_ratio(base[(m.row, impl)].median, m.median) for m in ms
                           if m.family == family and m.threads == count and m.implementation == impl
-                          and (m.case, impl) in base]
+                          and (m.row, impl) in base]
                 if ratios:
                     geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
                     parts.append(f"{impl} {geo:.2f}x")
@@ -637,9 +527,9 @@ def thread_scaling_rows(measurements: Sequence[Measurement]
     counts = sorted({m.threads for m in ms})
     if len(counts) < 2:
         return []
-    index = {(m.case, m.implementation, m.threads): m.median for m in ms}
+    index = {(m.row, m.implementation, m.threads): m.median for m in ms}
     rows = []
-    for case, impl in dict.fromkeys((m.case, m.implementation) for m in ms):
+    for case, impl in dict.fromkeys((m.row, m.implementation) for m in ms):
         medians = [index.get((case, impl, n)) for n in counts]
         if sum(x is not None for x in medians) < 2 or medians[0] is None:
             continue
@@ -668,15 +558,15 @@ def summary_table(measurements: Sequence[Measurement]) -> list[str]:
     (variants left out), the fastest of each row in bold; "n/a" where an implementation could not run."""
     ms = [m for m in measurements if m.kind != "variant"]
     impls = list(dict.fromkeys(m.implementation for m in ms))
-    rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
+    rows = list(dict.fromkeys((m.row, m.threads) for m in ms))
     multi_threads = len({t for _, t in rows}) > 1
-    cell = {(m.case, m.threads, m.implementation): m for m in ms}
+    cell = {(m.row, m.threads, m.implementation): m for m in ms}
     head = ["case"] + (["threads"] if multi_threads else []) + ["unit"] + impls
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for case, threads in rows:
         found = [cell.get((case, threads, i)) for i in impls]
         unit = next((m.unit for m in found if m is not None), "")
-        best = max((m.throughput for m in found if m is not None and m.ok), default=None)
+        best = max((m.throughput for m in found if m is not None and m.throughput is not None), default=None)
         values = []
         for m in found:
             if m is None:
@@ -730,11 +620,11 @@ def to_markdown(report: Report) -> str:
               "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for m in ms:
         if m.ok:
-            row = [m.case] + ([str(m.threads)] if multi_threads else []) + [
+            row = [m.row] + ([str(m.threads)] if multi_threads else []) + [
                 m.implementation, _us(m.median), f"{_us(m.min)}-{_us(m.max)}", f"{_rate(m.throughput)} {m.unit}"
             ] + [f"{m.speedup[p]:.2f}x" if p in m.speedup else "" for p in peers]
         else:
-            row = [m.case] + ([str(m.threads)] if multi_threads else []) + [
+            row = [m.row] + ([str(m.threads)] if multi_threads else []) + [
                 m.implementation, "-", "-", (m.error or "no samples").replace("|", "/")[:80]] + [""] * len(peers)
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", "</details>"]
@@ -742,13 +632,13 @@ def to_markdown(report: Report) -> str:
     if over:
         lines += ["", "Per-call overhead of the Pythonic layer (budget: factor x raw cffi call + constant):", ""]
         for m in over:
-            b = m.budget
+            b = m.budget or {}
             verdict = "within budget" if b["met"] else "OVER budget"
             by_min = ""
             if "min_us" in b:
                 by_min = (f" (fastest samples: {b['min_us']:.2f} µs vs {b['baseline_min_us']:.2f} µs: "
                           f"{'within' if b['met_by_min'] else 'over'})")
-            lines.append(f"- {m.case}, {m.implementation}: {b['median_us']:.2f} µs vs {b['baseline_us']:.2f} µs "
+            lines.append(f"- {m.row}, {m.implementation}: {b['median_us']:.2f} µs vs {b['baseline_us']:.2f} µs "
                          f"raw ({b['ratio']:.1f}x); budget {b['factor']:g} x raw + {b['plus_us']:g} µs = "
                          f"{b['limit_us']:.2f} µs: {verdict}{by_min}")
     scaling = thread_scaling(ms)
@@ -769,58 +659,3 @@ def to_markdown(report: Report) -> str:
         lines += ["", "Family modules that could not be loaded:", ""]
         lines += [f"- `{name}`: {text}" for name, text in sorted(report.errors.items())]
     return "\n".join(lines) + "\n"
-
-
-def plot(report: Report, path: str) -> str:
-    """Throughput per case and implementation, one bar group per case (log scale), and, for cases with an
-    overhead budget, a second panel of time per call including the variants (the raw cffi call). Needs
-    matplotlib."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise RuntimeError("--plot needs matplotlib (pip install matplotlib)") from None
-    budgeted = {m.case for m in report.measurements if m.budget}
-    thru = [m for m in report.measurements if m.ok and m.kind != "variant" and m.case not in budgeted]
-    over = [m for m in report.measurements if m.ok and m.case in budgeted]
-    panels = [(ms, kind) for ms, kind in ((thru, "throughput"), (over, "time")) if ms]
-    if not panels:
-        raise RuntimeError("--plot: no successful measurement to plot")
-    sizes = [len({(m.case, m.threads) for m in ms}) * (1 + len({m.implementation for m in ms})) for ms, _ in panels]
-    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 1.5 + 0.2 * sum(sizes)),
-                             gridspec_kw={"height_ratios": sizes}, squeeze=False)
-    for ax, (ms, kind) in zip(axes[:, 0], panels):
-        rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
-        impls = list(dict.fromkeys(m.implementation for m in ms))
-        colors = (plt.rcParams["axes.prop_cycle"].by_key()["color"] if len(impls) <= 10
-                  else [plt.get_cmap("tab20")(i % 20) for i in range(len(impls))])
-        value = {(m.case, m.threads, m.implementation): (m.throughput if kind == "throughput" else m.median * 1e6)
-                 for m in ms}
-        units = {(m.case, m.threads): m.unit for m in ms}
-        height = 0.8 / max(1, len(impls))
-        for k, impl in enumerate(impls):
-            ys, xs = [], []
-            for i, row in enumerate(rows):
-                v = value.get((*row, impl))
-                if v:
-                    ys.append(i + (k - (len(impls) - 1) / 2) * height)
-                    xs.append(v)
-            ax.barh(ys, xs, height=height, label=impl, color=colors[k % len(colors)])
-        multi = len({t for _, t in rows}) > 1
-        ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels([f"{c}{f' ({t} thr)' if multi else ''}"
-                            + (f" [{units[(c, t)]}]" if kind == "throughput" else "") for c, t in rows], fontsize=8)
-        ax.invert_yaxis()
-        ax.set_xscale("log")
-        ax.set_xlabel("throughput, higher is better (unit per case)" if kind == "throughput"
-                      else "µs per call, lower is better")
-        ax.legend(fontsize=7, loc="best")
-        ax.grid(axis="x", which="both", alpha=0.3)
-    env = report.meta.get("environment", {})
-    axes[0, 0].set_title(f"simdbind bench: {env.get('cpu', '')}, {env.get('date', '')}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path

@@ -1,214 +1,46 @@
-"""Per-call overhead of the Pythonic layer: a tiny call through simdbind vs the raw cffi call to the same C
-function vs NumPy's ufunc on the same 16 floats.
+"""Per-call overhead of the Pythonic layer: tiny calls through simdbind, beside the raw cffi call to the same C
+function (:class:`simdbind.bench.raw.RawCffi`, the floor, where the function is one C call) and the peers' equivalent
+calls (PyTorch's: its tensors made once, see the torch adapter's prepare), measured in the same run.
 
-Implementations per library: the simdbind call (the row with the budget), ``raw cffi`` (the C function called
-with cdata built once: the floor), ``raw cffi from arrays`` (what calling cffi by hand costs with NumPy arrays:
-``ffi.from_buffer`` per array on each call). The budget: simdbind <= 1.5 x raw cffi + 1 us.
+Each case is a descriptor at a tiny size; to cover another wrapper, add its descriptor here. A row times the
+case's call as the conformance case defines it: gather_elements gathers from two data arrays (two calls per row,
+on every implementation alike). The budget, reported
+on the rows that have a raw cffi call: simdbind <= 1.5 x raw cffi + 1 us. Measure with ``--timer thread``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-import numpy as np
+from simdbind.bench.raw import RawCffi
+from simdbind.conformance.implementations import LibraryImplementation
 
-import simdbind
-from simdbind.bench._peers import torch_module
-from simdbind.errors import FunctionNotAvailableError
-
-SIZE = 16
-BUDGET = {"baseline": "raw cffi", "factor": 1.5, "plus_us": 1.0}
-
-
-def _require(library: Any, name: str) -> Any:
-    if not library.has(name):
-        raise FunctionNotAvailableError(f"{name} is not provided by the {library.kind} library {library.path}")
-    return library.function(name)
-
-
-def _eltwise_raw(x: np.ndarray, y: np.ndarray, ones: np.ndarray, o: np.ndarray, op: int = 1, count: int = 2,
-                 weighted: bool = True) -> Callable[[Any], Callable[[], Any]]:
-    """The C call with prebuilt cdata: `count` sources (x, y, x, ...), `op`, weights `ones` or NULL."""
-    def factory(library: Any) -> Callable[[], Any]:
-        fn = _require(library, "SimdSynetEltwiseLayerForward")
-        ffi = library.ffi
-        t = ffi.typeof("float[]")
-        keep = [ffi.from_buffer(t, x), ffi.from_buffer(t, y), ffi.from_buffer(t, ones), ffi.from_buffer(t, o, True)]
-        srcs = ffi.new("float *[]", [keep[i % 2] for i in range(count)])  # does not own keep[:2]: the closure does
-        weight, dst = (keep[2] if weighted else ffi.NULL), keep[3]
-
-        def call() -> None:
-            fn(srcs, weight, count, SIZE, op, dst)
-
-        call.keep = keep  # type: ignore[attr-defined]
-        return call
-
-    return factory
+DESCRIPTORS = [
+    "eltwise op=sum count=2 size=16",
+    "eltwise op=max count=3 size=16",
+    "unary op=abs size=16",
+    "unary op=exp size=16",
+    "pooling_max32f layout=nchw channels=4 height=4 width=4 kernel=2x2 stride=2x2 ceil=false",
+    "pooling_average layout=nchw channels=4 height=4 width=4 kernel=2x2 stride=2x2 ceil=false exclude=false",
+    "pooling_max16b layout=nhwc channels=4 height=4 width=4 kernel=2x2 stride=2x2 ceil=false",
+    "pooling_max8u layout=nhwc channels=4 height=4 width=4 kernel=2x2 stride=2x2 ceil=false",
+    "softmax outer=1 count=16 inner=1 data=-",
+    "gather_elements dtype=float32 index=int64 shape=4x4 axis=1 idx_count=4 const=false negative=false",
+    "inner_product_layer count=4 size=16 bias=false",
+    "inner_product_32f M=1 N=4 K=16 trans_b=true const_b=true bias=false",
+    "inner_product_8i M=1 N=4 K=16 compatibility=overflow data=full",
+    "convolution32f layout=nchw src_c=4 src_h=4 src_w=4 dst_c=4 kernel=1x1",
+]
+#: The default peers of this family: PyTorch's call is the yardstick of a tiny call's cost. The graph runtimes'
+#: prepared calls take 7.5-15 us (ncnn) and 54-150 us (OpenVINO) on these cases, against PyTorch's 0.8-4 us
+#: (one run, AVX-512 EPYC, thread time); `--impl ncnn --impl openvino` measures them too.
+PEERS = ("torch",)
+#: No memcpy bound: at 16 elements a copy measures the call, not the bytes.
+BOUND = False
+#: simdbind's row against its library's raw cffi row: within factor x raw + plus_us.
+BUDGET = {"baseline": RawCffi.LABEL, "factor": 1.5, "plus_us": 1.0}
 
 
-def _eltwise_raw_from_arrays(x: np.ndarray, y: np.ndarray, ones: np.ndarray, o: np.ndarray
-                             ) -> Callable[[Any], Callable[[], Any]]:
-    def factory(library: Any) -> Callable[[], Any]:
-        fn = _require(library, "SimdSynetEltwiseLayerForward")
-        ffi = library.ffi
-        t = ffi.typeof("float[]")
-        fb = ffi.from_buffer
-        weight = fb(t, ones)
-
-        def call() -> None:
-            fn([fb(t, x), fb(t, y)], weight, 2, x.size, 1, fb(t, o, True))
-
-        call.keep = weight  # type: ignore[attr-defined]
-        return call
-
-    return factory
-
-
-def _unary_raw(x: np.ndarray, o: np.ndarray, op: str = "abs") -> Callable[[Any], Callable[[], Any]]:
-    def factory(library: Any) -> Callable[[], Any]:
-        fn = _require(library, "SimdSynetUnaryOperation32f")
-        ffi = library.ffi
-        t = ffi.typeof("float[]")
-        keep = [ffi.from_buffer(t, x), ffi.from_buffer(t, o, True)]
-        src, dst = keep
-        code = int(simdbind.UnaryOperation[op.upper()])
-
-        def call() -> None:
-            fn(src, SIZE, code, dst)
-
-        call.keep = keep  # type: ignore[attr-defined]
-        return call
-
-    return factory
-
-
-def cases(quick: bool = False) -> list[dict[str, Any]]:
-    rng = np.random.default_rng(8)
-    x, y = (rng.standard_normal(SIZE).astype(np.float32) for _ in range(2))
-    o = np.empty(SIZE, np.float32)
-    ones = np.ones(2, np.float32)
-    torch = torch_module()
-    eltwise_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.add(x, y, out=o)}
-    new_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.add(x, y)}
-    if torch is not None:
-        tx, ty, to = (torch.from_numpy(a) for a in (x, y, o))
-        eltwise_peers["torch"] = lambda: torch.add(tx, ty, out=to)
-        new_peers["torch"] = lambda: torch.add(tx, ty)
-    variants = {"raw cffi": _eltwise_raw(x, y, ones, o), "raw cffi from arrays": _eltwise_raw_from_arrays(x, y, ones, o)}
-    result = [
-        {"name": "overhead eltwise sum 16 out=", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
-         "simdbind": lambda library: (lambda: simdbind.eltwise([x, y], "sum", out=o, library=library)),
-         "variants": variants, "peers": eltwise_peers, "budget": BUDGET,
-         "note": "simdbind.eltwise([x, y], 'sum', out=o) on 16 floats; peers: np.add(x, y, out=o), torch.add"},
-        {"name": "overhead eltwise sum 16 new", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
-         "simdbind": lambda library: (lambda: simdbind.eltwise([x, y], "sum", library=library)),
-         "variants": variants, "peers": new_peers, "budget": BUDGET,
-         "note": "the same, allocating the result (np.add(x, y))"},
-    ]
-    weights = [0.5, 2.0]
-    weighted_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.add(x, np.multiply(y, 2.0, out=o), out=o)}
-    three_peers: dict[str, Callable[[], Any]] = {"numpy": lambda: np.maximum(np.maximum(x, y, out=o), x, out=o)}
-    result += [
-        {"name": "overhead eltwise sum 16 weights out=", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
-         "simdbind": lambda library: (lambda: simdbind.eltwise([x, y], "sum", weights, out=o, library=library)),
-         "variants": {"raw cffi": _eltwise_raw(x, y, ones, o)}, "peers": weighted_peers, "budget": BUDGET,
-         "note": "simdbind.eltwise([x, y], 'sum', [0.5, 2.0], out=o): weights as a list; numpy: 2 ufunc calls"},
-        {"name": "overhead eltwise max 16 x3 out=", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
-         "simdbind": lambda library: (lambda: simdbind.eltwise([x, y, x], "max", out=o, library=library)),
-         "variants": {"raw cffi": _eltwise_raw(x, y, ones, o, op=2, count=3, weighted=False)},
-         "peers": three_peers, "budget": BUDGET,
-         "note": "three inputs: simdbind.eltwise([x, y, x], 'max', out=o); numpy: 2 ufunc calls"},
-    ]
-    if hasattr(simdbind, "unary"):  # lands with the elementwise family
-        unary = getattr(simdbind, "unary")
-        z = np.abs(x) + np.float32(0.5)  # positive, for the ops with a domain
-
-        def unary_case(op: str, numpy_fn: Callable[..., Any], new: bool = False) -> dict[str, Any]:
-            peers: dict[str, Callable[[], Any]] = {"numpy": (lambda: numpy_fn(z)) if new
-                                                   else (lambda: numpy_fn(z, out=o))}
-            if torch is not None and hasattr(torch, op):
-                tz, to, tfn = torch.from_numpy(z), torch.from_numpy(o), getattr(torch, op)
-                peers["torch"] = (lambda: tfn(tz)) if new else (lambda: tfn(tz, out=to))
-
-            def simdbind_call(library: Any) -> Callable[[], Any]:
-                _require(library, "SimdSynetUnaryOperation32f")
-                call = ((lambda: unary(z, op, library=library)) if new  # noqa: E731
-                        else (lambda: unary(z, op, out=o, library=library)))
-                call()  # a signature mismatch shows here, as this case's error
-                return call
-
-            return {"name": f"overhead unary {op} 16 {'new' if new else 'out='}", "family": "overhead",
-                    "unit": "Gelem/s", "work": SIZE, "simdbind": simdbind_call,
-                    "variants": {"raw cffi": _unary_raw(z, o, op)}, "peers": peers, "budget": BUDGET,
-                    "note": f"simdbind.unary(x, {op!r}{'' if new else ', out=o'}) on 16 floats"}
-
-        result += [unary_case("abs", np.abs), unary_case("abs", np.abs, new=True), unary_case("exp", np.exp)]
-    return result + tiny_cases()
-
-
-def _tiny_case(name: str, call: Callable[[Any], Callable[[], Any]], peers: dict[str, Callable[[], Any]],
-               note: str) -> dict[str, Any]:
-    """A tiny-input call of a wrapper without a fast path: its cost is almost all argument checking."""
-    def simdbind_call(library: Any) -> Callable[[], Any]:
-        fn = call(library)
-        fn()  # a signature mismatch shows here, as this case's error
-        return fn
-
-    return {"name": f"overhead {name}", "family": "overhead", "unit": "Gelem/s", "work": SIZE,
-            "simdbind": simdbind_call, "variants": {}, "peers": peers, "note": note}
-
-
-def tiny_cases() -> list[dict[str, Any]]:
-    """Pooling, softmax, gather, the inner products and the convolution forward on inputs of about 16 elements,
-    each beside the equivalent PyTorch call when torch is installed."""
-    rng = np.random.default_rng(18)
-    torch = torch_module()
-    img = rng.standard_normal((1, 4, 4, 4)).astype(np.float32)  # N, C, H, W
-    pooled = np.empty((1, 4, 2, 2), np.float32)
-    vec = rng.standard_normal((1, SIZE)).astype(np.float32)
-    vec_out = np.empty_like(vec)
-    data = rng.standard_normal((4, 4)).astype(np.float32)
-    index = rng.integers(0, 4, (4, 4)).astype(np.int64)
-    gathered = np.empty((4, 4), np.float32)
-    a = rng.standard_normal((1, SIZE)).astype(np.float32)
-    w = rng.standard_normal((4, SIZE)).astype(np.float32)
-    ip_out = np.empty((1, 4), np.float32)
-    su8 = rng.integers(0, 256, (1, SIZE)).astype(np.uint8)
-    wi8 = rng.integers(-128, 128, (4, SIZE)).astype(np.int8)
-    i8_out = np.empty((1, 4), np.int32)
-    cw = rng.standard_normal((4, 4, 1, 1)).astype(np.float32)
-    conv_out = np.empty((1, 4, 4, 4), np.float32)
-    peers: dict[str, dict[str, Callable[[], Any]]] = {k: {} for k in ("max", "avg", "softmax", "gather", "ip", "conv")}
-    if torch is not None:
-        functional = torch.nn.functional
-        t_img, t_vec, t_data, t_idx = (torch.from_numpy(v) for v in (img, vec, data, index))
-        t_a, t_w, t_cw = torch.from_numpy(a), torch.from_numpy(w), torch.from_numpy(cw)
-        peers["max"]["torch"] = lambda: functional.max_pool2d(t_img, 2, 2)
-        peers["avg"]["torch"] = lambda: functional.avg_pool2d(t_img, 2, 2)
-        peers["softmax"]["torch"] = lambda: torch.softmax(t_vec, dim=1)
-        peers["gather"]["torch"] = lambda: torch.gather(t_data, 1, t_idx)
-        peers["ip"]["torch"] = lambda: functional.linear(t_a, t_w)
-        peers["conv"]["torch"] = lambda: functional.conv2d(t_img, t_cw)
-    conv_context: dict[int, Any] = {}
-
-    def conv_forward(library: Any) -> Callable[[], Any]:
-        conv = simdbind.Convolution32f(img.shape, 4, 1, weight=cw, library=library)
-        conv_context[id(library)] = conv  # kept open for the whole run
-        return lambda: conv.forward(img, out=conv_out)
-
-    return [
-        _tiny_case("pooling_max 4x4x4 2x2/s2", lambda lib: (lambda: simdbind.pooling_max(
-            img, 2, stride=2, out=pooled, library=lib)), peers["max"], "pooling_max(x, 2, stride=2, out=o)"),
-        _tiny_case("pooling_average 4x4x4 2x2/s2", lambda lib: (lambda: simdbind.pooling_average(
-            img, 2, stride=2, exclude_pad=False, out=pooled, library=lib)), peers["avg"],
-            "pooling_average(x, 2, stride=2, exclude_pad=False, out=o)"),
-        _tiny_case("softmax 1x16", lambda lib: (lambda: simdbind.softmax(vec, axis=1, out=vec_out, library=lib)),
-                   peers["softmax"], "softmax(x, axis=1, out=o)"),
-        _tiny_case("gather_elements 4x4", lambda lib: (lambda: simdbind.gather_elements(
-            data, index, 1, out=gathered, library=lib)), peers["gather"], "gather_elements(d, i, 1, out=o)"),
-        _tiny_case("inner_product 1x16 -> 4", lambda lib: (lambda: simdbind.inner_product(
-            a, w, out=ip_out, library=lib)), peers["ip"], "inner_product(x, w, out=o)"),
-        _tiny_case("inner_product_8i 1x16 -> 4", lambda lib: (lambda: simdbind.inner_product_8i(
-            su8, wi8, "overflow", out=i8_out, library=lib)), {}, "inner_product_8i(s, w, 'overflow', out=o)"),
-        _tiny_case("Convolution32f.forward 4x4x4 1x1", conv_forward, peers["conv"], "conv.forward(x, out=o)"),
-    ]
+def measured(libraries: list[LibraryImplementation]) -> list[tuple[str, Any]]:
+    """Each library's Pythonic call, and its raw cffi call where the function has one."""
+    return [("simdbind", lib) for lib in libraries] + [("variant", RawCffi(lib)) for lib in libraries]

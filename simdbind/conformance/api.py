@@ -8,8 +8,11 @@ An implementation is any object with
   case's ``inputs`` (the dict the case's function built; never modified). ``run`` may raise :class:`Unsupported`
   for a case it finds it cannot express only once it sees the inputs;
 
-and optionally ``tolerance(function, case) -> Tolerance | None`` (None: the function's own) and
-``describe() -> dict[str, str]`` (``version``, ``location``). ``function`` is the simdbind function name (the keys
+and optionally ``tolerance(function, case) -> Tolerance | None`` (None: the function's own),
+``describe() -> dict[str, str]`` (``version``, ``location``) and ``prepare(function, case, inputs) -> Callable[[],
+Any]``: a zero-argument call computing what ``run`` computes, with what does not depend on the data done once
+(contexts or sessions created, weights converted, outputs allocated); ``simdbind bench`` times that call, and
+without ``prepare`` it times ``run`` itself (:func:`prepared`). ``function`` is the simdbind function name (the keys
 of :data:`simdbind.conformance.model.REGISTRY`, e.g. ``"eltwise"``).
 
 :class:`PythonImplementation` builds one from plain functions::
@@ -19,6 +22,11 @@ of :data:`simdbind.conformance.model.REGISTRY`, e.g. ``"eltwise"``).
     @engine.function("eltwise")
     def eltwise(case, inputs):
         ...
+
+    @engine.preparer("eltwise")           # optional: for benchmarks
+    def eltwise_call(case, inputs):
+        ...                               # set up once
+        return lambda: ...                # one call
 
 The Simd libraries the suite checks (the bundled one at each ISA, external builds) implement the same protocol
 (:mod:`simdbind.conformance.implementations`).
@@ -56,6 +64,18 @@ class Implementation(Protocol):
 REQUIRED = ("unsupported", "run")
 
 CaseFunction = Callable[["Case", "dict[str, Any]"], Any]
+Preparer = Callable[["Case", "dict[str, Any]"], Callable[[], Any]]
+
+
+def prepared(implementation: Any, function: str, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
+    """`implementation`'s zero-argument call of `function` on `case` and `inputs`: its ``prepare`` when it has one,
+    else a call of its ``run``."""
+    prepare = getattr(implementation, "prepare", None)
+    if prepare is not None:
+        call: Callable[[], Any] = prepare(function, case, inputs)
+        return call
+    run = implementation.run
+    return lambda: run(function, case, inputs)
 ToleranceRule = Callable[["Case"], "Tolerance | None"]
 
 
@@ -78,6 +98,7 @@ class PythonImplementation:
         self.modules = tuple(modules)
         self.setup = setup
         self.functions: dict[str, tuple[CaseFunction, ToleranceRule | None]] = {}
+        self.preparers: dict[str, Preparer] = {}
         self._reason: str | None = None
         self._loaded = False
         self._lock = threading.Lock()
@@ -91,6 +112,16 @@ class PythonImplementation:
 
         def decorate(fn: CaseFunction) -> CaseFunction:
             self.functions[name] = (fn, tolerance)
+            return fn
+
+        return decorate
+
+    def preparer(self, name: str) -> Callable[[Preparer], Preparer]:
+        """Register ``fn(case, inputs) -> call`` for the simdbind function `name`: what :meth:`prepare` returns
+        (set up once, then ``call()`` computes the outputs, as ``run`` does)."""
+
+        def decorate(fn: Preparer) -> Preparer:
+            self.preparers[name] = fn
             return fn
 
         return decorate
@@ -132,6 +163,13 @@ class PythonImplementation:
 
     def run(self, function: str, case: Case, inputs: dict[str, Any]) -> Any:
         return self.functions[function][0](case, inputs)
+
+    def prepare(self, function: str, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
+        preparer = self.preparers.get(function)
+        if preparer is not None:
+            return preparer(case, inputs)
+        run = self.functions[function][0]
+        return lambda: run(case, inputs)
 
     def tolerance(self, function: str, case: Case) -> Tolerance | None:
         rule = self.functions.get(function, (None, None))[1]

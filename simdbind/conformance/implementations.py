@@ -20,10 +20,10 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import simdbind
-from simdbind.conformance.api import REQUIRED, Implementation, PythonImplementation
+from simdbind.conformance.api import REQUIRED, Implementation, PythonImplementation, prepared
 from simdbind.conformance.names import did_you_mean
 from simdbind.library import Library
 
@@ -88,6 +88,15 @@ class LibraryImplementation:
         with self.active() as library:
             return REGISTRY[function].run(library, case, inputs)
 
+    def prepare(self, function: str, case: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
+        """The function's prepared call (:meth:`Function.prepare`), its contexts made at this implementation's ISA.
+        The call runs at the ISA active when it is made: call it inside :meth:`active` (the bench harness switches
+        before each sample rather than at every call)."""
+        from simdbind.conformance.model import REGISTRY
+
+        with self.active() as library:
+            return REGISTRY[function].prepare(library, case, inputs)
+
     def tolerance(self, function: str, case: Case) -> None:
         return None  # the function's own
 
@@ -135,6 +144,9 @@ class Selected:
 
     def run(self, function: str, case: Case, inputs: dict[str, Any]) -> Any:
         return self.implementation.run(function, case, inputs)
+
+    def prepare(self, function: str, case: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
+        return prepared(self.implementation, function, case, inputs)
 
     def tolerance(self, function: str, case: Case) -> Tolerance | None:
         rule = getattr(self.implementation, "tolerance", None)

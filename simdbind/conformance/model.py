@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 import numpy as np
 
@@ -102,6 +102,31 @@ class GuardedOutputs:
             if before:
                 messages.append(f"{label}wrote {before} bytes before dst (in the {GUARD_BYTES}-byte guard zone)")
         return messages
+
+
+class ReusedOutputs(GuardedOutputs):
+    """Guarded outputs allocated by the first call and handed out again, in the same order, by the later ones (after
+    :meth:`rewind`): a repeated call (a benchmark) writes into the same arrays instead of allocating new ones."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._arrays: list[np.ndarray] = []
+        self._next = 0
+
+    def rewind(self) -> None:
+        self._next = 0
+
+    def new(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        if self._next < len(self._arrays):
+            array = self._arrays[self._next]
+            if array.shape != tuple(shape) or array.dtype != np.dtype(dtype):
+                raise ValueError(f"output {self._next}: {shape} {np.dtype(dtype)} asked after {array.shape} "
+                                 f"{array.dtype}: a call whose outputs change cannot reuse them")
+        else:
+            array = super().new(shape, dtype)
+            self._arrays.append(array)
+        self._next += 1
+        return array
 
 
 # -- fields: the grammar's keys and value encodings ---------------------------------------------------------------
@@ -288,6 +313,19 @@ class Function:
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> Any:
         """Call simdbind on `library`; returns an array or a tuple of arrays."""
         raise NotImplementedError
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
+        """A zero-argument call computing what :meth:`run` computes, for repeated calls (``simdbind bench``): what
+        does not depend on the data is done once here. Default: :meth:`run` writing into the same output arrays at
+        every call; a function overrides it with its wrapper call alone (contexts and outputs made once)."""
+        outputs = ReusedOutputs()
+        data = {**inputs, OUTPUTS: outputs}
+
+        def call() -> Any:
+            outputs.rewind()
+            return self.run(library, case, data)
+
+        return call
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> Any:
         raise NotImplementedError

@@ -22,7 +22,7 @@ Winograd may take.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
@@ -447,6 +447,18 @@ class Convolution32f(Function):
         finally:
             if threads is not None:
                 library.set_threads(threads)
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        """The context (weights converted), output and scratch buffer made once; each call is one Forward."""
+        p = case.params
+        src = inputs["src"]
+        conv = simdbind.Convolution32f(
+            src.shape, p["dst_c"], p["kernel"], stride=p["stride"], dilation=p["dilation"], pad=p["pad"],
+            group=p["groups"], activation=p["activation"], params=inputs["params"], layout=case.layout,
+            weight=inputs["weight"], bias=inputs["bias"], library=library)
+        out = np.empty(conv.out_shape, np.float32)
+        buffer = np.empty(max(conv.external_buffer_size, 1), np.float32)
+        return lambda: conv.forward(src, out=out, buffer=buffer)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params

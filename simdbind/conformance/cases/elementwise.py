@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
@@ -68,6 +68,12 @@ class Eltwise(Function):
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         out = self.output(inputs, (case.params["size"],))
         return simdbind.eltwise(inputs["arrays"], case.params["op"], inputs["weights"], out=out, library=library)
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        """The wrapper call alone (its arguments and output made once): what a benchmark of the call times."""
+        arrays, op, weights = inputs["arrays"], case.params["op"], inputs["weights"]
+        out = np.empty(case.params["size"], np.float32)
+        return lambda: simdbind.eltwise(arrays, op, weights, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return reference.eltwise(inputs["arrays"], case.params["op"], inputs["weights"])
@@ -199,6 +205,12 @@ class Unary(Function):
         y = simdbind.unary(inputs["x"], case.params["op"], out=self.output(inputs, inputs["x"].shape), library=library)
         return y.view(np.uint32) if case.params["op"] == "not" else y  # bitwise: compare the bits
 
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        """The wrapper call alone (the output made once; "not" gives float32 bits, not the uint32 view)."""
+        x, op = inputs["x"], case.params["op"]
+        out = np.empty_like(x)
+        return lambda: simdbind.unary(x, op, out=out, library=library)
+
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         y = reference.unary(inputs["x"], case.params["op"])
         return y.view(np.uint32) if case.params["op"] == "not" else y
@@ -287,6 +299,11 @@ class Softmax(Function):
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return simdbind.softmax(inputs["x"], axis=1, out=self.output(inputs, inputs["x"].shape), library=library)
 
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        x = inputs["x"]
+        out = np.empty_like(x)
+        return lambda: simdbind.softmax(x, axis=1, out=out, library=library)
+
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return reference.softmax(inputs["x"], axis=1)
 
@@ -316,6 +333,12 @@ class Softmax16b(Function):
         x = inputs["x"]
         return reference.bf16_to_float(simdbind.softmax(x, axis=1, out=self.output(inputs, x.shape, x.dtype),
                                                         library=library))
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        """The wrapper call alone: bf16 bits out (run's widening to float32 for the comparison is left out)."""
+        x = inputs["x"]
+        out = np.empty_like(x)
+        return lambda: simdbind.softmax(x, axis=1, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return reference.bf16_to_float(reference.softmax16b(inputs["x"], axis=1))
@@ -393,6 +416,13 @@ class Lrn(Function):
             ffi.from_buffer("float[]", inputs["k"]), ffi.from_buffer("float[]", out), simdbind.TensorFormat.NHWC)
         return out
 
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        if case.params["direct"]:
+            return super().prepare(library, case, inputs)
+        x, half, k, layout = inputs["x"], case.params["half"], inputs["k"], case.layout
+        out = np.empty_like(x)
+        return lambda: simdbind.lrn(x, half, k, layout, out=out, library=library)
+
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return reference.lrn(inputs["x"], case.params["half"], inputs["k"], case.layout)
 
@@ -450,6 +480,15 @@ class Shuffle(Function):
         out = (self.output(inputs, shapes[0]), self.output(inputs, shapes[1]))
         return simdbind.shuffle(inputs["x0"], inputs["x1"], p["type"], case.layout, channels=channels, out=out,
                                 library=library)
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+        """The wrapper call alone: the output shapes (run takes them from the reference) found once."""
+        p = case.params
+        channels = (p["channels0"], p["channels1"]) if p["type"] == 1 else None
+        first, second = self.reference(case, inputs)
+        out = (np.empty(first.shape, np.float32), np.empty(second.shape, np.float32))
+        x0, x1, kind, layout = inputs["x0"], inputs["x1"], p["type"], case.layout
+        return lambda: simdbind.shuffle(x0, x1, kind, layout, channels=channels, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         p = case.params

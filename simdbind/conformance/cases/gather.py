@@ -4,7 +4,7 @@ upstream's SetIndex detects), and outer ranks 0..3 (the gather axis at every pos
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
@@ -115,6 +115,16 @@ class GatherElementsCases(Function):
                              for d in data)
         return tuple(self._bits(simdbind.gather_elements(d, idx, p["axis"], out=self.output(inputs, idx.shape, d.dtype),
                                                          library=library)) for d in data)
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
+        """The outputs (and a constant index's context) made once; each call gathers from both data arrays."""
+        data, idx, axis = inputs["data"], inputs["indices"], case.params["axis"]
+        pairs = [(d, np.empty(idx.shape, d.dtype)) for d in data]
+        if not case.params["const"]:
+            return lambda: tuple(simdbind.gather_elements(d, idx, axis, out=out, library=library) for d, out in pairs)
+        context = simdbind.GatherElements(data[0].dtype, idx.dtype, data[0].shape, idx.shape, axis, index=idx,
+                                          library=library)
+        return lambda: tuple(context.forward(d, out=out) for d, out in pairs)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
         return tuple(self._bits(reference.gather_elements(d, inputs["indices"], case.params["axis"]))

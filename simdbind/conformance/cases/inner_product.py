@@ -16,7 +16,7 @@ evaluation (polynomial exp/erf, a few ulp of values of magnitude up to ``sqrt(K)
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
@@ -187,6 +187,22 @@ class InnerProduct32f(Function):
         inputs["_actual"] = results  # for the reference's choice at mish's jump
         return results[0] if len(results) == 1 else tuple(results)
 
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
+        """The context (constant B packed) and outputs made once; each call is the case's Forward calls."""
+        p = case.params
+        if p["guard"]:
+            return super().prepare(library, case, inputs)
+        M, N, K = p["M"], p["N"], p["K"]
+        ip = simdbind.InnerProduct32f(M, N, K, trans_b=p["trans_b"], const_b=p["const_b"], bias=inputs["bias"],
+                                      activation=p["activation"], params=inputs["params"],
+                                      weight=inputs["B"][0] if p["const_b"] else None, library=library)
+        calls = [(inputs["A"][i], None if p["const_b"] else inputs["B"][i], np.empty((M, N), np.float32))
+                 for i in range(p["calls"])]
+        if len(calls) == 1:
+            (a, b, out), = calls
+            return lambda: ip.forward(a, b, out=out)
+        return lambda: tuple(ip.forward(a, b, out=out) for a, b, out in calls)
+
     @staticmethod
     def _run_nan_before_b(library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         """One Forward with B placed right after NaNs (made here, in the process that calls the library)."""
@@ -284,6 +300,11 @@ class InnerProductLayerForward(Function):
         out = self.output(inputs, x.shape[:-1] + (inputs["weight"].shape[0],))
         return simdbind.inner_product(x, inputs["weight"], inputs["bias"], out=out, library=library)
 
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        x, weight, bias = inputs["x"], inputs["weight"], inputs["bias"]
+        out = np.empty(x.shape[:-1] + (weight.shape[0],), np.float32)
+        return lambda: simdbind.inner_product(x, weight, bias, out=out, library=library)
+
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         x = inputs["x"]
         rows = [reference.inner_product_layer(r, inputs["weight"], inputs["bias"]) for r in x.reshape(-1, x.shape[-1])]
@@ -353,6 +374,12 @@ class InnerProduct8i(Function):
         out = self.output(inputs, (inputs["src"].shape[0], inputs["weight"].shape[0]), np.int32)
         return simdbind.inner_product_8i(inputs["src"], inputs["weight"], case.params["compatibility"], out=out,
                                          emulate_precise=False, library=library)
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        src, weight, compatibility = inputs["src"], inputs["weight"], case.params["compatibility"]
+        out = np.empty((src.shape[0], weight.shape[0]), np.int32)
+        return lambda: simdbind.inner_product_8i(src, weight, compatibility, out=out, emulate_precise=False,
+                                                 library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         precise = case.params["compatibility"] == "precise" and inputs.get("precise_honoured", True)

@@ -15,7 +15,7 @@ through the public API, which must pass on every library.
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence
 
 import numpy as np
 
@@ -220,6 +220,22 @@ class _Pooling(Function):
         w = size(p["width"], p["kx"], p["sx"], p["pad_left"], p["pad_right"], p["ceil"])
         image = (c, h, w) if case.layout == "nchw" else (h, w, c)
         return self.output(inputs, image if p["batch"] == 1 else (p["batch"],) + image, inputs["x"].dtype)
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        """The wrapper call alone (geometry and output made once; bf16 comes out as the input's dtype, without
+        run's uint16 view)."""
+        p, x = case.params, inputs["x"]
+        if p["direct"]:
+            return super().prepare(library, case, inputs)
+        kernel, stride, pads = self._geometry(case)
+        out = self._out(case, {"x": x})
+        arguments = dict(stride=stride, pad=pads, layout=case.layout, ceil_mode=p["ceil"], out=out, library=library)
+        if self.name == "pooling_average":
+            arguments["exclude_pad"] = p["exclude"]
+            return lambda: simdbind.pooling_average(x, kernel, **arguments)
+        if self.name == "pooling_max32f":
+            arguments.update(kernel_c=p["kc"], stride_c=p["sc"], pad_c=(p["pc_begin"], p["pc_end"]))
+        return lambda: simdbind.pooling_max(x, kernel, **arguments)
 
     def _shape(self, case: Case) -> tuple[int, ...]:
         p = case.params

@@ -9,4 +9,4 @@ from simdbind.conformance import PythonImplementation
 FAMILIES = ("elementwise", "pooling", "inner_product", "convolution")
 
 implementation = PythonImplementation("ncnn", requires=("ncnn",),
-                                      modules=tuple(f"{__name__}.{family}" for family in FAMILIES))
+                                      modules=tuple(f"{__name__}.{module}" for module in FAMILIES + ("prepare",)))

@@ -14,6 +14,7 @@ or int8 paths, which would measure ncnn's precision policy instead of its kernel
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Sequence
 
 import ncnn
@@ -100,6 +101,12 @@ class Graph:
         net = self.net()
 
         def run(feeds: dict[str, np.ndarray], outputs: Sequence[str]) -> list[np.ndarray]:
+            recorded = getattr(_capture, "calls", None)
+            if recorded is not None:
+                recorded.append((extract, feeds, outputs))
+            return extract(feeds, outputs)
+
+        def extract(feeds: dict[str, np.ndarray], outputs: Sequence[str]) -> list[np.ndarray]:
             extractor = net.create_extractor()
             for blob, array in feeds.items():
                 # ncnn.Mat(array) wraps the array's memory with no reference count, and a first layer that works
@@ -117,6 +124,23 @@ class Graph:
             return results
 
         return run
+
+
+#: While :func:`prepared` runs an adapter: the (network's run, feeds, outputs) of every extraction it makes.
+_capture = threading.local()
+
+
+def prepared(adapter: Callable[[Any, dict[str, Any]], Any], case: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
+    """The prepared call of an adapter function (``prepare`` of the public API): the adapter runs once, recording
+    the networks it loaded and the feeds it made (per image, in CHW order); the call extracts from them again and
+    returns ncnn's outputs as they come (the adapter's conversions back are not repeated)."""
+    _capture.calls = []
+    try:
+        adapter(case, inputs)
+        calls: list[tuple[Any, dict[str, np.ndarray], Sequence[str]]] = _capture.calls
+    finally:
+        _capture.calls = None
+    return lambda: [extract(feeds, outputs) for extract, feeds, outputs in calls]
 
 
 def activation(graph: Graph, x: str, kind: str, params: Any) -> str:

@@ -6,4 +6,4 @@ from simdbind.conformance import PythonImplementation
 FAMILIES = ("elementwise", "pooling", "gather", "inner_product", "convolution")
 
 implementation = PythonImplementation("onnxruntime", requires=("onnxruntime", "onnx"),
-                                      modules=tuple(f"{__name__}.{family}" for family in FAMILIES))
+                                      modules=tuple(f"{__name__}.{module}" for module in FAMILIES + ("prepare",)))

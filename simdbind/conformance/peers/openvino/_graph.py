@@ -10,6 +10,7 @@ the plugin's precision policy instead of its kernels.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
@@ -42,13 +43,39 @@ def _request(key: Any, build: Callable[..., Sequence[Any]], feeds: Sequence[np.n
     return request
 
 
+#: While :func:`prepared` runs an adapter: the (request, feeds) of every inference it makes.
+_capture = threading.local()
+
+
 def run(key: Any, build: Callable[..., Sequence[Any]], *feeds: np.ndarray) -> list[np.ndarray]:
     """The outputs of the model `build(*parameters)` (a list of nodes) on `feeds`, as fresh NumPy arrays."""
     feeds = tuple(np.ascontiguousarray(f) for f in feeds)
     full_key = (key, tuple((f.shape, f.dtype.str) for f in feeds))
     request = _request(full_key, build, feeds)
+    recorded = getattr(_capture, "calls", None)
+    if recorded is not None:
+        recorded.append((request, list(feeds)))
     request.infer(list(feeds))
     return [np.array(request.get_output_tensor(i).data, copy=True) for i in range(len(request.model_outputs))]
+
+
+def prepared(adapter: Callable[[Any, dict[str, Any]], Any], case: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
+    """The prepared call of an adapter function (``prepare`` of the public API): the adapter runs once, recording
+    the compiled models and the feeds it made (transposed, converted); the call infers on them again and returns
+    the models' outputs, in OpenVINO's layout (the adapter's conversions back are not repeated)."""
+    _capture.calls = []
+    try:
+        adapter(case, inputs)
+        calls: list[tuple[Any, list[np.ndarray]]] = _capture.calls
+    finally:
+        _capture.calls = None
+
+    def call() -> list[Any]:
+        for request, feeds in calls:
+            request.infer(feeds)
+        return [request.get_output_tensor(0).data for request, _ in calls]
+
+    return call
 
 
 def constant(values: Any, dtype: Any = np.float32) -> Any:

@@ -28,4 +28,4 @@ def _one_thread() -> None:
 
 
 implementation = PythonImplementation("torch", requires=("torch",), setup=_one_thread,
-                                      modules=tuple(f"{__name__}.{family}" for family in FAMILIES))
+                                      modules=tuple(f"{__name__}.{module}" for module in FAMILIES + ("prepare",)))

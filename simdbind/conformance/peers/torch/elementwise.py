@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from simdbind.conformance import Case, Unsupported
 from simdbind.conformance.peers.torch import as_numpy, implementation
 
-_UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+_UNARY: dict[str, Callable[..., torch.Tensor]] = {  # each takes out= as well
     "abs": torch.abs, "ceil": torch.ceil, "floor": torch.floor, "neg": torch.neg, "exp": torch.exp, "log": torch.log,
     "erf": torch.erf, "tanh": torch.tanh, "sin": torch.sin, "cos": torch.cos, "sqrt": torch.sqrt,
     "rsqrt": torch.rsqrt, "sign": torch.sign, "rcp": torch.reciprocal, "round": torch.round,
