@@ -32,8 +32,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simdbind import _routes
-from simdbind._checks import (FloatArray, flag, input_array, library_arg, output_array, reported_size,
-                              size_arg)
+from simdbind._checks import (FloatArray, flag, input_array, library_arg, make_plan, output_array, plan_for,
+                              plan_key, remember, reported_size, run_plan, size_arg)
 from simdbind._context import NativeContext
 from simdbind._routes import upstream_b_route
 from simdbind.activation import ActivationSpec, as_spec, resolve
@@ -45,6 +45,8 @@ __all__ = ["InnerProduct32f", "inner_product", "inner_product_8i", "COMPATIBILIT
 
 #: SimdSynetCompatibility values of the 8i field by name (spec 2.7).
 COMPATIBILITY_8I = {"precise": 0, "overflow": 4, "narrowed": 8}
+
+_ndarray = np.ndarray
 
 
 def _private(array: np.ndarray) -> np.ndarray:
@@ -233,6 +235,20 @@ def inner_product(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None
     out
         Optional float32 (count,) or (batch, count); must not overlap an input.
     """
+    key = None
+    if type(x) is _ndarray and type(weight) is _ndarray and plan_key is not None:  # see "plans" in _checks.py
+        if bias is None:
+            key = plan_key((x.dtype, weight.dtype), "inner_product", x.shape, weight.shape)
+            plan = plan_for(library, key)
+            found = None if plan is None else run_plan(plan, out, x, weight, None)
+        elif type(bias) is _ndarray:
+            key = plan_key((x.dtype, weight.dtype, bias.dtype), "inner_product", x.shape, weight.shape, bias.shape)
+            plan = plan_for(library, key)
+            found = None if plan is None else run_plan(plan, out, x, weight, bias)
+        else:
+            found = None
+        if found is not None:
+            return found  # type: ignore[no-any-return]
     w = input_array(weight, "weight", np.float32)
     if w.ndim != 2 or w.shape[0] < 1 or w.shape[1] < 1:
         raise ArgumentError(f"weight: must be a non-empty (count, size) matrix, got shape {w.shape}")
@@ -257,6 +273,9 @@ def inner_product(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None
     for i in range(rows_in.shape[0]):
         fn(ffi.from_buffer("float[]", rows_in[i]), pw, pb, count, size,
            ffi.from_buffer("float[]", rows_out[i], require_writable=True))
+    if key is not None:
+        remember(library, key, make_plan(library, "CALL_INNER_LAYER", "SimdSynetInnerProductLayerForward", out,
+                                         rows_in.shape[0], size, count, int(b is not None)))
     return out
 
 
@@ -290,6 +309,14 @@ def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str
         build) compute precise mode exactly anyway, with two calls on the 4-bit halves of src. False passes the
         request straight to the library (what the conformance suite checks).
     """
+    key = None
+    if type(src_u8) is _ndarray and type(weight_i8) is _ndarray and plan_key is not None:  # "plans", _checks.py
+        key = plan_key((src_u8.dtype, weight_i8.dtype), "inner_product_8i", src_u8.shape, weight_i8.shape,
+                       compatibility, emulate_precise)
+        plan = plan_for(library, key)
+        found = None if plan is None else run_plan(plan, out, src_u8, weight_i8)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
     w = input_array(weight_i8, "weight_i8", np.int8)
     if w.ndim != 2 or w.shape[0] < 1 or w.shape[1] < 1:
         raise ArgumentError(f"weight_i8: must be a non-empty (N, K) int8 matrix, got shape {w.shape}")
@@ -319,4 +346,6 @@ def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str
             out += part
         return out
     fn(M, N, K, ffi.from_buffer("uint8_t[]", src), pw, dst, compat)
+    if key is not None:
+        remember(library, key, make_plan(library, "CALL_INNER_8I", "SimdSynetInnerProduct8i", out, M, N, K, compat))
     return out
