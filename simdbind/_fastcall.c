@@ -405,12 +405,14 @@ enum {
     CALL_INNER_8I = 6,     /* plan: M, N, K, compatibility; arrays: src, weight, dst */
     CALL_CONV32F = 7,      /* plan: context, src bytes, buffer bytes (at least), dst bytes; arrays: src, buf, dst */
     CALL_SOFTMAX32F = 8,   /* plan: outer, count, inner; arrays: src, dst */
-    CALL_KINDS = 9
+    CALL_IP32F = 9,        /* plan: context, A bytes, B bytes (0: NULL), buf bytes (0: NULL), C bytes;
+                              arrays: A, B or None, buf or None, C */
+    CALL_KINDS = 10
 };
 #define MAX_ARRAYS 4
-static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 6, 4, 4, 4, 3};
-static const int READS[CALL_KINDS] = {1, 1, 1, 1, 2, 3, 2, 1, 1};
-static const int ARRAYS[CALL_KINDS] = {2, 2, 2, 2, 3, 4, 3, 3, 2};
+static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 6, 4, 4, 4, 3, 5};
+static const int READS[CALL_KINDS] = {1, 1, 1, 1, 2, 3, 2, 1, 1, 2};
+static const int ARRAYS[CALL_KINDS] = {2, 2, 2, 2, 3, 4, 3, 3, 2, 4};
 
 /* Export `obj` (an exact ndarray, C-contiguous) into `view`; 1: exported, 0: not (no error set). */
 static int get_any(PyObject *obj, Py_buffer *view, int writable)
@@ -498,6 +500,10 @@ static void run(long kind, void *fn, const size_t *p, void *const *b)
     case CALL_SOFTMAX32F:
         ((__typeof__(&SimdSynetSoftmax32f))fn)((const float *)b[0], p[0], p[1], p[2], (float *)b[1]);
         break;
+    case CALL_IP32F:
+        ((__typeof__(&SimdSynetInnerProduct32fForward))fn)((void *)p[0], (const float *)b[0], (const float *)b[1],
+            (float *)b[2], (float *)b[3]);
+        break;
     }
 }
 
@@ -523,6 +529,8 @@ static size_t planned_bytes(long kind, const size_t *p, int i, int *at_least)
         return p[1 + i];
     case CALL_SOFTMAX32F:
         return p[0] * p[1] * p[2] * 4;
+    case CALL_IP32F:
+        return p[1 + i];
     }
     return 0;
 }
@@ -549,8 +557,9 @@ static PyObject *fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
     for (int i = 0; i < count && ok; i++) {
         PyObject *obj = args[3 + i];
         if (obj == Py_None) {
-            /* NULL only where the C function takes it: the layer's bias when the plan has none */
-            ok = kind == CALL_INNER_LAYER && i == 2 && p[3] == 0;
+            /* NULL only where the C function takes it and the plan says so: the layer's bias, IP32f's B and buf */
+            ok = (kind == CALL_INNER_LAYER && i == 2 && p[3] == 0) || (kind == CALL_IP32F && (i == 1 || i == 2)
+                                                                      && p[1 + i] == 0);
             continue;
         }
         int at_least;
@@ -644,7 +653,8 @@ PyMODINIT_FUNC PyInit__fastcall(void)
         return NULL;
     }
     static const char *const kinds[CALL_KINDS] = {"CALL_POOL_AVERAGE", "CALL_POOL_MAX32F", "CALL_POOL_MAX16B",
-        "CALL_POOL_MAX8U", "CALL_GATHER", "CALL_INNER_LAYER", "CALL_INNER_8I", "CALL_CONV32F", "CALL_SOFTMAX32F"};
+        "CALL_POOL_MAX8U", "CALL_GATHER", "CALL_INNER_LAYER", "CALL_INNER_8I", "CALL_CONV32F", "CALL_SOFTMAX32F",
+        "CALL_IP32F"};
     for (int i = 0; i < CALL_KINDS && m != NULL; i++) {
         if (PyModule_AddIntConstant(m, kinds[i], i) != 0) {
             Py_DECREF(m);

@@ -32,8 +32,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simdbind import _routes
-from simdbind._checks import (FloatArray, flag, input_array, library_arg, make_plan, output_array, plan_for,
-                              plan_key, remember, reported_size, run_plan, size_arg)
+from simdbind._checks import (CALL, F32, FloatArray, c_address, flag, input_array, library_arg, make_plan,
+                              output_array, pack_plan, plan_for, plan_key, planned_call, remember, reported_size,
+                              run_plan, size_arg)
 from simdbind._context import NativeContext
 from simdbind._routes import upstream_b_route
 from simdbind.activation import ActivationSpec, as_spec, resolve
@@ -139,7 +140,32 @@ class InnerProduct32f(NativeContext):
         self.internal_buffer_size, self.external_buffer_size = (
             reported_size(self.library.function(name)(handle), name, self.library)
             for name in ("SimdSynetInnerProduct32fInternalBufferSize", "SimdSynetInnerProduct32fExternalBufferSize"))
+        # The planned forward (see "plans" in _checks.py) where no route changes the call.
+        address = c_address(self.library, "SimdSynetInnerProduct32fForward")
+        plain = not (self._defect_route or self._guard_b or self._zero_out)
+        self._fast_plan = None if not (plain and address) else (CALL["CALL_IP32F"], address, pack_plan(
+            int(ffi.cast("uintptr_t", pointer)), 4 * self.M * self.K, 0 if self.const_b else 4 * self.K * self.N,
+            4 * self.external_buffer_size, 4 * self.M * self.N))
         self._own(handle, isa=isa, serialised=True)
+
+    def _fast_forward(self, A: Any, B: Any, out: Any) -> Any:
+        """:meth:`forward` as one planned call, or None when an argument is not what the plan takes."""
+        plan, handle = self._fast_plan, self._handle
+        if plan is None or handle is None or type(A) is not _ndarray or A.dtype is not F32 or A.shape != (
+                self.M, self.K):
+            return None
+        if B is not None and (type(B) is not _ndarray or B.dtype is not F32 or B.shape != self._b_shape):
+            return None
+        if out is None:
+            result = np.zeros((self.M, self.N), F32)
+        elif type(out) is _ndarray and out.dtype is F32 and out.shape == (self.M, self.N):
+            result = out
+        else:
+            return None
+        scratch = np.zeros(self.external_buffer_size, F32) if self.external_buffer_size else None
+        with self._lock:  # type: ignore[union-attr]  # an InnerProduct32f context always serialises its calls
+            done = planned_call(plan[0], plan[1], plan[2], A, B, scratch, result)
+        return result if done else None
 
     # -- helpers ---------------------------------------------------------------------------------------------
     def _vector(self, value: Any, name: str) -> np.ndarray:
@@ -179,6 +205,9 @@ class InnerProduct32f(NativeContext):
         `A` is (M, K) float32. `B` is given iff ``const_b`` is False, with shape (K, N) or, with ``trans_b``,
         (N, K). `out` (optional) must be a C-contiguous writeable (M, N) float32 array that overlaps no input.
         """
+        found = self._fast_forward(A, B, out)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
         a = _matrix(A, "A", (self.M, self.K), np.float32)
         if self.const_b:
             if B is not None:

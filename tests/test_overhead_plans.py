@@ -288,3 +288,20 @@ def test_planned_calls_and_cached_contexts_are_safe_under_threads(lib):
         thread.join()
     assert failures == []
     assert len(plans(lib)) == 3
+
+
+def test_inner_product_context_forward_keeps_its_b_rules(lib):
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((3, 16)).astype(np.float32), rng.standard_normal((5, 16)).astype(np.float32)
+    with simdbind.InnerProduct32f(3, 5, 16, trans_b=True, const_b=False, library=lib) as ip:
+        first = ip.forward(a, b)
+        assert ip.forward(a, b).tobytes() == first.tobytes()
+        np.testing.assert_allclose(first, a @ b.T, rtol=1e-5, atol=1e-5)
+        with pytest.raises(ArgumentError, match="B: required"):
+            ip.forward(a)
+        with pytest.raises(ArgumentError, match="overlap"):
+            ip.forward(a, b, out=b.reshape(-1)[:15].reshape(3, 5))
+    with simdbind.InnerProduct32f(3, 5, 16, trans_b=True, weight=b, library=lib) as ip:
+        assert ip.forward(a).tobytes() == first.tobytes()
+        with pytest.raises(ArgumentError, match="B: must be None"):
+            ip.forward(a, b)
