@@ -27,9 +27,12 @@ import atexit
 import os
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simdbind.errors import ContextClosedError, ContextCopyError
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["NativeContext", "PlanCache"]
 
@@ -128,7 +131,7 @@ class NativeContext:
         is released when the last of them returns. Later calls raise :class:`ContextClosedError`."""
         self._handle = None
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

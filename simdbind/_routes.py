@@ -97,19 +97,27 @@ CONV32F_IM2COL_MIDDLE_GATHER = Route("CONV32F-AVX512-GEMMNN-IM2COL-MIDDLE-GATHER
                                      "NCHW src copied between its left and right zero pads; the context has none")
 IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B = Route("ip32f-transb-m1-activation-reads-before-b", "inner_product",
                                                   "B handed over behind B_GUARD zero floats")
+CONV32F_GEMMNT_NCHW_1X1_PAD = Route("CONV32F-GEMMNT-NCHW-1X1-PAD", "convolution",
+                                    "NCHW src copied between its zero pads on all four sides; the context has none")
+CONV32F_STRIDE3_ONE_INPUT_CHANNEL = Route("CONV32F-AVX512-DIRECTNCHW-STRIDE3-ONE-INPUT-CHANNEL-CRASH", "convolution",
+                                          "a second input channel of zeros in each group, of zero weights")
+CONV32F_NHWC_GROUPED_WHOLE_IMAGE = Route("CONV32F-GEMMNN-NHWC-GROUPED-WHOLE-IMAGE-KERNEL", "convolution",
+                                         "the context created with stride 2: its one output is the same")
 
 ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS,
           LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW,
           IP32F_GEMM_READS_C, IP32F_TRANSB_M1_IDENTITY, IP32F_N1_TRANSB_CONST_BIAS, IP32F_TRANSB_READS_BEFORE_B,
           IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B,
           CONV32F_GEMM_READS_DST, CONV32F_GEMMNT_READS_BEFORE_SRC, CONV32F_ONE_CHANNEL_WIDE_KERNEL,
-          CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER)
+          CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER, CONV32F_GEMMNT_NCHW_1X1_PAD,
+          CONV32F_STRIDE3_ONE_INPUT_CHANNEL, CONV32F_NHWC_GROUPED_WHOLE_IMAGE)
 
 
 # -- library properties that are not defects ----------------------------------------------------------------------
 def serialises_context_calls(library: Any) -> bool:
     """Whether calls on one convolution context must not overlap: upstream's Forward and Info write into the
-    context (spec 6, item 9); the bundled library's Forward only reads it when it is given a scratch buffer."""
+    context (Forward grows its lazy buffer and GEMM statistics, Info rewrites its string); the bundled library's
+    Forward only reads it when it is given a scratch buffer."""
     return bool(library.kind != _BUNDLED)
 
 
@@ -141,7 +149,7 @@ def upstream_reads_before_b(M: int, K: int, trans_b: bool, activated: bool = Fal
 
     Swept with NaN placed before B: transB and K in {1, 2, 3, 5, 6, 7} among K = 1..69, where it reads the
     4 - K % 4 floats before B, for every N, with M >= 2, and with M = 1 under an activation (M = 1 with the identity
-    takes the spec 3.8.4 path, which reads SetParams' weight instead).
+    takes the path of ip32f-transb-m1-identity-uses-setparams-weight, which reads SetParams' weight instead).
     """
     if not (trans_b and K < 8 and K % 4 != 0):
         return False
@@ -162,7 +170,8 @@ _LRN_ROUTES = (LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW)
 def upstream_lrn_is_wrong(channels: int, half: int, routes: frozenset[Route] = frozenset(_LRN_ROUTES)) -> bool:
     """Whether upstream's NHWC LRN gets these channels wrong, for the defects in `routes`.
 
-    With fewer than ``2*half + 1`` channels its window reads neighbouring pixels (spec 3.3). With ``half == 2`` the
+    With fewer than ``2*half + 1`` channels its window reads neighbouring pixels
+    (lrn-nhwc-small-channels). With ``half == 2`` the
     SSE4.1, AVX2 and AVX-512BW kernels (vectors of F = 4, 8, 16 floats, taken from ``F + 2`` channels on) finish a
     pixel with a vector ending at ``channels - 2``; for ``channels == F + 3`` it starts at channel 1, whose window
     then includes the float before the pixel (the previous pixel's last channel, or memory before ``src``).
@@ -187,7 +196,8 @@ _MAX32F_ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_
 
 def upstream_max32f_route(c: int, ac: Any, ay: Any, ax: Any, fmt: int,
                           routes: frozenset[Route] = frozenset(_MAX32F_ROUTES)) -> tuple[str, int]:
-    """How a Max32f call avoids the defects in `routes` (spec 3.12.3); `ac`, `ay`, `ax` are pooling's axes.
+    """How a Max32f call avoids the defects in `routes` (the catalogue's max32f-* entries); `ac`, `ay`, `ax` are
+    pooling's axes.
 
     Returns ``("direct", c)``, ``("pad_channels", padded_c)`` (NHWC: zero-pad channels to `padded_c`) or
     ``("via_nhwc", 0)`` (NCHW: transpose, pool in NHWC, transpose back). Only the 2D path has these defects.
@@ -223,7 +233,10 @@ def max32f_route(library: Any, c: int, ac: Any, ay: Any, ax: Any, fmt: int) -> t
     return upstream_max32f_route(c, ac, ay, ax, fmt, taken) if taken else ("direct", c)
 
 
-_CONV32F_ROUTES = (CONV32F_ONE_CHANNEL_WIDE_KERNEL, CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER)
+_CONV32F_ROUTES = (CONV32F_ONE_CHANNEL_WIDE_KERNEL, CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER,
+                   CONV32F_GEMMNT_NCHW_1X1_PAD, CONV32F_STRIDE3_ONE_INPUT_CHANNEL, CONV32F_NHWC_GROUPED_WHOLE_IMAGE)
+#: Upstream's NCHW GemmNT takes group-1 images smaller than this on both axes.
+_GEMMNT_NCHW_SIZE = 6
 
 #: Floats per vector of the AVX-512 im2col whose middle vectors gather unmasked (see :func:`upstream_conv32f_route`).
 _IM2COL_F = 16
@@ -235,19 +248,28 @@ class ConvolutionRoute:
 
     zero_channel: bool = False  # one more output channel, of zero weights, bias and slope; dropped from the result
     explicit_x_pad: bool = False  # NCHW src copied between its left and right zero pads; the context gets none
+    explicit_y_pad: bool = False  # NCHW src copied between its top and bottom zero pads; the context gets none
+    zero_input_channel: bool = False  # NCHW, one input channel per group: each group gets a second one of zeros
+    context_stride: tuple[int, int] | None = None  # the context's stride where it differs from the caller's
 
 
-def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_w: int, kernel: tuple[int, int],
+def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_h: int, src_w: int, kernel: tuple[int, int],
                            stride: tuple[int, int], dilation: tuple[int, int], pad: tuple[int, int, int, int],
-                           routes: frozenset[Route] = frozenset(_CONV32F_ROUTES)) -> ConvolutionRoute:
+                           group: int, routes: frozenset[Route] = frozenset(_CONV32F_ROUTES)) -> ConvolutionRoute:
     """The route of a convolution (`pad` is top, left, bottom, right) around the defects in `routes`.
 
     Upstream's AVX-512 objects send one input and one output channel at stride 1 to DirectNchw, which has no
     kernel wider than 5 (a NULL call) and treats every kernel as square; with two output channels the library
     chooses by the usual rules. Its AVX-512 GemmNN im2col (strided or dilated NCHW) gathers the vectors between
     the first and the last of an output row unmasked, so a tap of theirs in the left or right pad reads outside
-    the row; with the pads in src itself no tap is outside it. The routes are taken at every ISA of the affected
-    versions: the ISA upstream dispatches to is not known before Init.
+    the row; with the pads in src itself no tap is outside it. Its NCHW GemmNT (group 1, images under 6x6) skips
+    the im2col of 1x1 kernels as if they had no pad, so a padded one reads outside src; with the pads in src the
+    context has none. Its AVX-512 DirectNchw for one input channel per group has no 4x4 or 5x5 kernel at stride
+    3 past one vector of outputs (a crash); with a second input channel of zeros per group the context takes the
+    multi-channel kernel. Its GemmNN takes an NHWC kernel that covers the whole image as needing no im2col, which
+    is wrong when groups interleave in the channels; at stride 2 the one output is the same and im2col is done.
+    The routes are taken at every ISA of the affected versions: the ISA upstream dispatches to is not known
+    before Init.
     """
     k_y, k_x = kernel
     one_channel = src_c == 1 and dst_c == 1 and stride == (1, 1) and dilation == (1, 1)
@@ -260,17 +282,27 @@ def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_w: int, kern
         dst_w = (src_w + left + right - d_x * (k_x - 1) - 1) // s_x + 1
         middle = range(_IM2COL_F, -(-dst_w // _IM2COL_F) * _IM2COL_F - _IM2COL_F)  # columns of the middle vectors
         explicit_x_pad = any(not 0 <= x * d_x - left + dx * s_x < src_w for x in range(k_x) for dx in middle)
-    return ConvolutionRoute(zero_channel, explicit_x_pad)
+    gemmnt_1x1_pad = (CONV32F_GEMMNT_NCHW_1X1_PAD in routes and layout == "nchw" and group == 1 and kernel == (1, 1)
+                      and any(pad) and src_h < _GEMMNT_NCHW_SIZE and src_w < _GEMMNT_NCHW_SIZE)
+    dst_w = (src_w + pad[1] + pad[3] - dilation[1] * (k_x - 1) - 1) // stride[1] + 1
+    zero_input_channel = (CONV32F_STRIDE3_ONE_INPUT_CHANNEL in routes and layout == "nchw" and src_c == group
+                          and kernel in ((4, 4), (5, 5)) and stride == (3, 3) and dilation == (1, 1)
+                          and dst_w > _IM2COL_F)
+    whole_image = (CONV32F_NHWC_GROUPED_WHOLE_IMAGE in routes and layout == "nhwc" and group > 1
+                   and not src_c == dst_c == group and kernel == (src_h, src_w) and kernel != (1, 1)
+                   and stride == (1, 1) and dilation == (1, 1) and not any(pad))
+    return ConvolutionRoute(zero_channel, explicit_x_pad or gemmnt_1x1_pad, gemmnt_1x1_pad, zero_input_channel,
+                            (2, 2) if whole_image else None)
 
 
-def conv32f_route(library: Any, layout: str, src_c: int, dst_c: int, src_w: int, kernel: tuple[int, int],
-                  stride: tuple[int, int], dilation: tuple[int, int],
-                  pad: tuple[int, int, int, int]) -> ConvolutionRoute:
+def conv32f_route(library: Any, layout: str, src_c: int, dst_c: int, src_h: int, src_w: int,
+                  kernel: tuple[int, int], stride: tuple[int, int], dilation: tuple[int, int],
+                  pad: tuple[int, int, int, int], group: int) -> ConvolutionRoute:
     """:func:`upstream_conv32f_route` for the defects that `library` has (none for the bundled library)."""
     taken = taken_among(library, _CONV32F_ROUTES)
     if not taken:
         return ConvolutionRoute()
-    return upstream_conv32f_route(layout, src_c, dst_c, src_w, kernel, stride, dilation, pad, taken)
+    return upstream_conv32f_route(layout, src_c, dst_c, src_h, src_w, kernel, stride, dilation, pad, group, taken)
 
 
 @overload
@@ -286,8 +318,20 @@ def with_zero_channel(array: np.ndarray | None, axis: int) -> np.ndarray | None:
     return np.concatenate([array, np.zeros(shape, np.float32)], axis=axis)
 
 
-def with_x_pad(src: np.ndarray, left: int, right: int) -> np.ndarray:
-    """NCHW `src` (any leading axes) with `left` and `right` columns of zeros."""
-    padded = np.zeros((*src.shape[:-1], src.shape[-1] + left + right), np.float32)
-    padded[..., left:left + src.shape[-1]] = src
+def with_zero_input_channels(array: np.ndarray, axis: int) -> np.ndarray:
+    """`array` with a slice of zeros after each slice along `axis` (NCHW src: axis 1; OIHW weights: axis 1)."""
+    shape = list(array.shape)
+    shape[axis] *= 2
+    doubled = np.zeros(shape, np.float32)
+    index: list[slice] = [slice(None)] * array.ndim
+    index[axis] = slice(0, None, 2)
+    doubled[tuple(index)] = array
+    return doubled
+
+
+def with_pad(src: np.ndarray, top: int, left: int, bottom: int, right: int) -> np.ndarray:
+    """NCHW `src` (any leading axes) with `top` and `bottom` rows and `left` and `right` columns of zeros."""
+    h, w = src.shape[-2:]
+    padded = np.zeros((*src.shape[:-2], h + top + bottom, w + left + right), np.float32)
+    padded[..., top:top + h, left:left + w] = src
     return padded

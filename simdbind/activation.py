@@ -1,4 +1,5 @@
-"""Activations fused into the inner product and the convolution (``SimdConvolutionActivationType``, spec 2.4).
+"""Activations fused into the inner product and the convolution (``SimdConvolutionActivationType`` of upstream's
+SimdLib.h).
 
 An activation is an :class:`ActivationSpec`: its kind and its parameters, in the order the C side reads them.
 Build one with a constructor (``leaky_relu(0.1)``, ``restrict_range(0, 6)``, ``prelu(slopes)`` ...) or name it by

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
 import simdbind
 from simdbind.conformance import explore as conformance_explore
@@ -180,7 +180,7 @@ def _bench(args: argparse.Namespace) -> int:
     min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
 
     def progress(m: harness.Measurement) -> None:
-        if m.ok:
+        if m.ok and m.median is not None:
             vs = "  ".join(f"{v:.2f}x vs {k}" for k, v in m.speedup.items())
             print(f"{m.case:40.40s} {m.threads:>2} {m.implementation:34.34s} {m.median * 1e6:12.3f} us "
                   f"{m.throughput:10.4g} {m.unit:8s} {vs}", flush=True)
@@ -203,8 +203,8 @@ def _bench(args: argparse.Namespace) -> int:
             b = m.budget
             print(f"overhead {m.case} {m.implementation}: {b['median_us']:.2f} us vs raw {b['baseline_us']:.2f} us, "
                   f"budget {b['limit_us']:.2f} us: {'met' if b['met'] else 'NOT met'}")
-    for case, impl, _, ratios in harness.thread_scaling_rows(measurements):
-        print(f"threads {case} {impl}: " + ", ".join(
+    for case_name, impl, _, ratios in harness.thread_scaling_rows(measurements):
+        print(f"threads {case_name} {impl}: " + ", ".join(
             f"{n} vs {threads[0]}: {r:.2f}x" for n, r in zip(sorted(set(threads))[1:], ratios[1:]) if r))
     for line in harness.family_summary(measurements):
         print(line.replace("**", ""))
@@ -297,8 +297,9 @@ def _main(argv: Sequence[str] | None) -> int:
         from simdbind.conformance.runner import DEFAULT_SEED
 
         args.seed = DEFAULT_SEED
+    handler: Callable[[argparse.Namespace], int] = args.handler
     try:
-        return args.handler(args)
+        return handler(args)
     except simdbind.SimdBindError as error:
         print(f"simdbind: {error}", file=sys.stderr)
         return 2

@@ -187,9 +187,13 @@ class Convolution32f(NativeContext):
 
         self.library = library = library_arg(library)
         # The context upstream gets may differ from the caller's: forward() turns one into the other.
-        self._route = route = _routes.conv32f_route(library, layout, src_c, dst_c, src_w, self.kernel, self.stride,
-                                                    self.dilation, self.pad)
-        c_dst_c, c_src_w, c_left, c_right = dst_c, src_w, left, right
+        self._route = route = _routes.conv32f_route(library, layout, src_c, dst_c, src_h, src_w, self.kernel,
+                                                    self.stride, self.dilation, self.pad, group)
+        c_dst_c, c_src_h, c_src_w, c_top, c_left, c_bottom, c_right = dst_c, src_h, src_w, top, left, bottom, right
+        c_src_c, (c_s_y, c_s_x) = src_c, route.context_stride or (s_y, s_x)
+        if route.zero_input_channel:
+            c_src_c = 2 * src_c
+            weight_array = _routes.with_zero_input_channels(weight_array, 1)
         if route.zero_channel:
             c_dst_c = dst_c + 1
             channel_axis = 0 if layout == "nchw" else 3
@@ -199,13 +203,16 @@ class Convolution32f(NativeContext):
                 act_params = _routes.with_zero_channel(act_params, 0)
         if route.explicit_x_pad:
             c_src_w, c_left, c_right = src_w + left + right, 0, 0
+        if route.explicit_y_pad:
+            c_src_h, c_top, c_bottom = src_h + top + bottom, 0, 0
         self._c_dst_shape = (c_dst_c, dst_h, dst_w) if layout == "nchw" else (dst_h, dst_w, c_dst_c)
         ffi = library.ffi
         conv = ffi.new("SimdConvolutionParameters *")
         fmt = int(TensorFormat[layout.upper()])
-        fields = dict(srcC=src_c, srcH=src_h, srcW=c_src_w, srcT=0, srcF=fmt, dstC=c_dst_c, dstH=dst_h,
+        fields = dict(srcC=c_src_c, srcH=c_src_h, srcW=c_src_w, srcT=0, srcF=fmt, dstC=c_dst_c, dstH=dst_h,
                       dstW=dst_w, dstT=0, dstF=fmt, kernelY=k_y, kernelX=k_x, dilationY=d_y,
-                      dilationX=d_x, strideY=s_y, strideX=s_x, padY=top, padX=c_left, padH=bottom, padW=c_right,
+                      dilationX=d_x, strideY=c_s_y, strideX=c_s_x, padY=c_top, padX=c_left, padH=c_bottom,
+                      padW=c_right,
                       group=group, activation=act_value)
         for key, value in fields.items():
             setattr(conv, key, value)
@@ -216,8 +223,10 @@ class Convolution32f(NativeContext):
                 "that pass every simdbind rule (floor-mode output size, srcF == dstF in nchw/nhwc, float32 "
                 "tensors, positive kernel/stride/dilation, group dividing the channels, activation in range)")
         handle = ffi.gc(ctx, library.function("SimdRelease"))
-        # Private read-only copies: the C side keeps pointers to them (spec 3.10.5).
-        self._weight = self._frozen(weight_array)
+        # Private read-only copies: the C side keeps pointers to them. Upstream's GemmNT reads before its operands,
+        # the weights as well as src: both reach it behind zeros (a NaN or Inf there would poison the sums).
+        guarded = _routes.CONV32F_GEMMNT_READS_BEFORE_SRC.taken(library)
+        self._weight = self._frozen(weight_array, SRC_GUARD if guarded else 0)
         self._bias = None if bias_array is None else self._frozen(bias_array)
         self._params = None if act_params is None else self._frozen(np.asarray(act_params, np.float32))
         internal = ffi.new("SimdBool *")
@@ -233,25 +242,28 @@ class Convolution32f(NativeContext):
         text = library.function("SimdSynetConvolution32fInfo")(handle)
         self._info = "" if text == ffi.NULL else ffi.string(text).decode(errors="replace")
         self._zero_out = _routes.CONV32F_GEMM_READS_DST.taken(library)
-        self._guard_src = _routes.CONV32F_GEMMNT_READS_BEFORE_SRC.taken(library) and self._info.endswith("GemmNT")
+        self._guard_src = guarded and self._info.endswith("GemmNT")
         self._scratch = threading.local()
         # Upstream contexts mutate themselves in Forward; ours only when Forward gets no buffer, which forward()
         # never lets happen (every call brings a scratch of its thread).
         # The planned forward (see "plans" in _checks.py): a context that no route changes, called as it is.
         self._batch_shapes = ((self.batch, *self.src_shape), (self.batch, *self.dst_shape))
-        plain = not (route.zero_channel or route.explicit_x_pad or self._zero_out or self._guard_src)
+        plain = route == _routes.ConvolutionRoute() and not (self._zero_out or self._guard_src)
         address = c_address(library, "SimdSynetConvolution32fForward")
         self._fast_plan = None if not (plain and address) else (
             CALL["CALL_CONV32F"], address, pack_plan(
                 int(ffi.cast("uintptr_t", ctx)), 4 * batch * src_c * src_h * src_w, 4 * self._external,
                 4 * batch * dst_c * dst_h * dst_w))
+        # conv2d may reuse the context with its caller's weights where they need no guard of zeros before them.
+        self._reloadable = self._fast_plan is not None and not guarded
         self._reload_lock = threading.Lock()  # conv2d's SetParams + Forward on a cached context (see _reloaded)
         self._internal_flag = internal
         self._own(handle, isa=library.isa, serialised=_routes.serialises_context_calls(library))
 
     @staticmethod
-    def _frozen(array: np.ndarray) -> np.ndarray:
-        copy = np.array(array, dtype=np.float32, order="C", copy=True)
+    def _frozen(array: np.ndarray, behind: int = 0) -> np.ndarray:
+        """A read-only float32 copy of `array`, preceded by `behind` zero floats."""
+        copy = _routes.behind_zeros(array, behind)
         copy.flags.writeable = False
         return copy
 
@@ -341,14 +353,20 @@ class Convolution32f(NativeContext):
                                     f"(external_buffer_size), got {buffer.size}")
             if np.may_share_memory(buffer, src):
                 raise ArgumentError("buffer: must not overlap x")
-            scratch = buffer
+            # Upstream's GemmNT reads before its im2col matrix too: it gets the context's own, behind zeros.
+            scratch = None if self._guard_src else buffer
         out = output_array(out, "out", out_shape, np.float32, [("x", src)])
         if scratch is not None and np.may_share_memory(scratch, out):
             raise ArgumentError("buffer: must not overlap out")
         if scratch is None:
             scratch = self._thread_scratch()
-        if self._route.explicit_x_pad:
-            src = _routes.with_x_pad(src, self.pad[1], self.pad[3])
+        route = self._route
+        if route.explicit_x_pad or route.explicit_y_pad:
+            top, left, bottom, right = self.pad
+            y, x = int(route.explicit_y_pad), int(route.explicit_x_pad)
+            src = _routes.with_pad(src, top * y, left * x, bottom * y, right * x)
+        if route.zero_input_channel:
+            src = _routes.with_zero_input_channels(src, src.ndim - 3)
         c_out = np.zeros((self.batch, *self._c_dst_shape), np.float32) if self._route.zero_channel else out
         if self._zero_out:
             c_out.fill(0.0)  # upstream's Base GEMM folds old dst contents in (spec 3.10.7)
@@ -403,7 +421,7 @@ class Convolution32f(NativeContext):
         """conv2d on a cached context: SetParams with the caller's `weight` and `bias` (float32, C-contiguous, of
         this context's shapes) and the context's own activation params, then the planned forward, both under one lock (other conv2d calls use the same
         context with their own weights); None when an argument is not what the plan takes."""
-        if self._fast_plan is None:
+        if not self._reloadable:
             return None
         c = self.library._bindings
         if c is None:
@@ -428,7 +446,8 @@ class Convolution32f(NativeContext):
     def _thread_scratch(self) -> np.ndarray:
         scratch = getattr(self._scratch, "array", None)
         if scratch is None:
-            scratch = self._scratch.array = np.zeros(max(self._external, 1), np.float32)
+            zeros = np.zeros(max(self._external, 1), np.float32)
+            scratch = self._scratch.array = _routes.behind_zeros(zeros, SRC_GUARD) if self._guard_src else zeros
         return scratch
 
     def _key(self) -> str:
@@ -485,7 +504,7 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, st
     except BaseException:
         context.close()
         raise
-    if key is None or context._fast_plan is None:
+    if key is None or not context._reloadable:
         context.close()
     else:
         remember(context.library, key, context)

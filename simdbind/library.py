@@ -21,8 +21,8 @@ from simdbind.errors import FunctionNotAvailableError, IsaError, LibraryError, U
 #: ISA names of the bundled library, lowest first (the index is the C-side ISA number).
 ISAS = ("base", "sse41", "avx2", "avx512bw", "avx512vnni")
 
-#: Oldest upstream release whose signatures simdbind's declarations match (spec 7: InnerProduct32fInit/Forward
-#: changed in v7.0.160, Softmax32f and GatherElements appeared there).
+#: Oldest upstream release whose signatures simdbind's declarations match (InnerProduct32fInit/Forward changed in
+#: v7.0.160, Softmax32f and GatherElements appeared there).
 MINIMUM_VERSION = (7, 0, 160)
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
@@ -142,12 +142,13 @@ class Library:
 
 
 def _best_upstream_isa(library: Library) -> str:
-    """What upstream dispatches to: its best ISA that SimdCpuInfo reports enabled (spec 2.10, v7.0.160+ values)."""
+    """What upstream dispatches to: its best ISA that SimdCpuInfo reports enabled (the SimdCpuInfoType values of
+    v7.0.160 and later, upstream's SimdLib.h)."""
     if not library.has("SimdCpuInfo"):
         return "unknown"
     info = library.function("SimdCpuInfo")
     for name, value in (("avx512vnni", 10), ("avx512bw", 9), ("avx2", 8), ("sse41", 7)):
-        # Upstream's Synet functions never dispatch to Avx512vnni (spec 1), so it reports as avx512bw.
+        # None of upstream's Synet functions has Avx512vnni code (none dispatches there), so it reports as avx512bw.
         if info(library.ffi.cast("SimdCpuInfoType", value)):
             return "avx512bw" if name == "avx512vnni" else name
     return "base"
@@ -295,7 +296,8 @@ def _identify(library: Library) -> None:
 
 
 def _detect_int8_precise(library: Library) -> bool | None:
-    """Does SimdSynetInnerProduct8i honour 8iPrecise? Default upstream builds always saturate pairs (spec 3.9).
+    """Does SimdSynetInnerProduct8i honour 8iPrecise? Default upstream builds (SIMD_INT8_DEBUG off) always saturate
+    pairs (``ip8i-compatibility-ignored-default-build`` in simdbind/conformance/deviations/README.md).
 
     255*127 + 255*127 = 64770 exactly, 32767 with int16 saturation of the pair. None if the function is absent.
     """

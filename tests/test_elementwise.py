@@ -105,6 +105,16 @@ from hypothesis import strategies as st  # noqa: E402
 from simdbind.conformance.reference import elementwise as reference  # noqa: E402
 
 
+def test_the_eltwise_reference_sums_with_unit_weights_when_none_are_given(library):
+    """weights=None is a plain sum in the reference, as it is in simdbind.eltwise (two float32 terms: the float64
+    sum is exact, so its one rounding gives the float32 sum bit for bit)."""
+    rng = np.random.default_rng(18)
+    a, b = (rng.uniform(-1, 1, 37).astype(np.float32) for _ in range(2))
+    expected = reference.eltwise([a, b], "sum", [1.0, 1.0])
+    np.testing.assert_array_equal(reference.eltwise([a, b], "sum"), expected)
+    np.testing.assert_array_equal(simdbind.eltwise([a, b], "sum", library=library), expected)
+
+
 @pytest.fixture(params=["base", "sse41", "avx2", "avx512bw"])
 def isa_library(request, bundled):
     """The bundled library switched to each ISA this machine runs (others are skipped)."""

@@ -25,6 +25,7 @@ import os
 import random
 import re
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -255,11 +256,13 @@ class Outcome:
 
 def run_suite(workdir: Path, functions: list[str], timeout: float, report: Path) -> tuple[str, str, str]:
     """(result, how, detail) of the ci profile of `functions` on the bundled library built in `workdir`."""
-    command = [sys.executable, "-m", "simdbind", "conformance", "--profile", "ci", "--no-progress",
+    command = [sys.executable, "-S", "-m", "simdbind", "conformance", "--profile", "ci", "--no-progress",
                "--report-json", str(report), "--junit-xml", "", "--report-md", "", "--report-html", ""]
     for name in functions:
         command += ["--function", name]
-    env = dict(os.environ, PYTHONPATH=str(workdir))
+    # -S skips the site module, and so the .pth hooks of an editable install of simdbind, which would import the
+    # repository's own package before PYTHONPATH's; the site directories are put back by hand, after the mutant.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(workdir), *site.getsitepackages()]))
     env.pop("SIMD_LIBRARY", None)  # the bundled library only
     try:
         done = subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)

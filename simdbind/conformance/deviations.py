@@ -13,9 +13,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from simdbind._versions import VersionRange
+
+if TYPE_CHECKING:
+    from simdbind.conformance.model import Function
 
 DIRECTORY = Path(__file__).with_name("deviations")
 REQUIRED = ("id", "function", "when", "versions", "spec", "behaviour", "affects")
@@ -178,14 +181,16 @@ def default() -> Catalogue:
     return _default
 
 
-def validate(catalogue: Catalogue, registry: dict[str, Any] | None = None) -> list[str]:
+def validate(catalogue: Catalogue, registry: Mapping[str, Function] | None = None) -> list[str]:
     """Problems of a catalogue against the registered functions: unknown function, an ``example`` that does not
     parse (a descriptor need not be a grid case: explore finds cases in no grid) or that ``when`` does not match,
     a ``when`` that fails or matches no case (the function's cases and the example).
     Empty when the catalogue is sound. Every ISA name is tried for ``isa``."""
     if registry is None:
         from simdbind.conformance import cases as _cases  # noqa: F401
-        from simdbind.conformance.model import REGISTRY as registry
+        from simdbind.conformance.model import REGISTRY
+
+        registry = REGISTRY
     from simdbind.conformance.model import DescriptorError
 
     problems = []

@@ -23,7 +23,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from simdbind.conformance import runner
 from simdbind.conformance.model import REGISTRY, Case, Function
@@ -38,7 +38,15 @@ REJECTED = ("ArgumentError:", "DTypeError:")
 
 
 # -- the worker process ------------------------------------------------------------------------------------------
-def _serve(connection: Any, spec: tuple[str, ...], seed: int, modules: tuple[str, ...]) -> None:
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+
+    # The two ends of a worker's pipe: (function name, descriptor) goes to the worker, a CaseResult comes back.
+    _ParentEnd = Connection[tuple[str, str], runner.CaseResult]
+    _WorkerEnd = Connection[runner.CaseResult, tuple[str, str]]
+
+def _serve(connection: _WorkerEnd, spec: tuple[str, ...], seed: int, modules: tuple[str, ...]) -> None:
     """Worker loop: (function name, descriptor) in, CaseResult out."""
     import importlib
 
@@ -63,11 +71,11 @@ class Worker:
     def __init__(self, implementation: Any, seed: int, timeout: float = DEFAULT_TIMEOUT,
                  modules: Sequence[str] = ()):
         self.implementation, self.seed, self.timeout, self.modules = implementation, seed, timeout, tuple(modules)
-        self.current: tuple[Any, Any] | None = None  # (process, connection)
-        self.spare: tuple[Any, Any] | None = None
+        self.current: tuple[BaseProcess, _ParentEnd] | None = None
+        self.spare: tuple[BaseProcess, _ParentEnd] | None = None
         self.restarts = 0
 
-    def _spawn(self) -> tuple[Any, Any]:
+    def _spawn(self) -> tuple[BaseProcess, _ParentEnd]:
         context = multiprocessing.get_context("spawn")  # no forked copies of thread pools or library state
         connection, child = context.Pipe()
         process = context.Process(target=_serve, args=(child, self.implementation.spec, self.seed, self.modules),
@@ -279,7 +287,7 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
 
 
 # -- command line ------------------------------------------------------------------------------------------------
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "explore", help="random search over each function's parameter space; shrinks and prints each finding",
         description=__doc__.split("\n\n")[0])

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import simdbind
-from simdbind.conformance.api import REQUIRED, PythonImplementation
+from simdbind.conformance.api import REQUIRED, Implementation, PythonImplementation
 from simdbind.conformance.names import did_you_mean
 from simdbind.library import Library
 
@@ -106,7 +106,7 @@ class Selected:
     isa = "-"
     library = None
 
-    def __init__(self, implementation: Any, selector: str | None = None) -> None:
+    def __init__(self, implementation: Implementation, selector: str | None = None) -> None:
         self.implementation = implementation
         self.name: str = implementation.name
         self.selector = selector or _selector_of(implementation)
@@ -120,7 +120,7 @@ class Selected:
 
     @property
     def version(self) -> str:
-        return self._described().get("version", "")
+        return str(self._described().get("version", ""))
 
     @property
     def spec(self) -> tuple[str, ...]:
@@ -150,7 +150,7 @@ class Selected:
                 "available": d.get("available", "yes")}
 
 
-def _selector_of(implementation: Any) -> str:
+def _selector_of(implementation: Implementation) -> str:
     """``module:attribute`` where `implementation` is a module-level object, else its name (an entry point)."""
     module_name = getattr(implementation, "module", None) or type(implementation).__module__
     module = sys.modules.get(module_name)

@@ -36,7 +36,7 @@ def builds(files: Sequence[str], runs: Sequence[Run]) -> list[str]:
     builds on one machine): its file name, or "" when nothing needs telling apart."""
     names = [Path(file).name for file in files]
     names = names if len(set(names)) == len(names) else list(files)
-    seen: Counter = Counter()
+    seen: Counter[tuple[str, str]] = Counter()
     for machine, run in zip(machines(runs), runs):
         seen.update((machine, name) for name in _implementation_names(run))
     return [name if any(seen[(machine, impl)] > 1 for impl in _implementation_names(run)) else ""
@@ -71,7 +71,7 @@ def merge(files: Sequence[str], runs: Sequence[Run], command: str = "") -> Run:
                         "created": run.meta.get("created"), "command": run.meta.get("command"),
                         "source": env.get("source"),
                         "summary": {s: sum(r.status == s for r in run.results) for s in STATUSES}})
-    profiles = list(dict.fromkeys(run.meta.get("profile") for run in runs if run.meta.get("profile")))
+    profiles = list(dict.fromkeys(str(run.meta["profile"]) for run in runs if run.meta.get("profile")))
     meta = {"format": FORMAT, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "command": command, "profile": ", ".join(profiles) or None,
             "seed": _common([run.meta.get("seed") for run in runs]),
@@ -80,7 +80,7 @@ def merge(files: Sequence[str], runs: Sequence[Run], command: str = "") -> Run:
     return Run(results, sum(run.seconds for run in runs), meta)
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "merge", help="combine JSON reports of several machines or builds into one matrix",
         description="Combine JSON reports (e.g. one per CI runner) into one matrix whose columns are each machine's "

@@ -20,11 +20,15 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 import numpy as np
 
 from simdbind.conformance.tolerance import Tolerance
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+    from simdbind.library import Library
 
 PROFILES = ("smoke", "ci", "full")
 
@@ -82,7 +86,8 @@ class GuardedOutputs:
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         storage = np.full(2 * GUARD_BYTES + nbytes, 0xFF, np.uint8)
         self._storage.append((storage, nbytes))
-        return storage[GUARD_BYTES:GUARD_BYTES + nbytes].view(dtype).reshape(shape)
+        output: np.ndarray = storage[GUARD_BYTES:GUARD_BYTES + nbytes].view(dtype).reshape(shape)
+        return output
 
     def violations(self) -> list[str]:
         """One message per output whose guard zones changed: "wrote N bytes past dst" (or before it)."""
@@ -263,7 +268,7 @@ class Function:
         kept = [c for c in regression_cases(self) if c.descriptor not in names]
         return grid + kept
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         """A hypothesis strategy of valid cases over the function's documented parameter space."""
         raise NotImplementedError
 
@@ -280,7 +285,7 @@ class Function:
             outputs = inputs[OUTPUTS] = GuardedOutputs()
         return outputs.new(tuple(shape), dtype)
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> Any:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> Any:
         """Call simdbind on `library`; returns an array or a tuple of arrays."""
         raise NotImplementedError
 

@@ -16,15 +16,20 @@ suite (and NumPy) when it has work to do.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from simdbind.conformance import options as _options
 
+if TYPE_CHECKING:
+    from simdbind.conformance.api import Implementation
+    from simdbind.conformance.model import Case, Function
+    from simdbind.conformance.runner import CaseResult
+
 MARKER = "simd_conformance"
 _RESULTS: list[dict[str, Any]] = []  # the conformance results of this session (on the controller)
-_LAST: list[Any] = []  # the result of the last check() in this process
+_LAST: list[CaseResult] = []  # the result of the last check() in this process
 _START: list[float] = []
 
 
@@ -135,7 +140,7 @@ def simd_seed(request: pytest.FixtureRequest) -> int:
     return seed(request.config)
 
 
-def check(implementation: Any, function: Any, case: Any, seed: int) -> None:
+def check(implementation: Implementation, function: Function, case: Case, seed: int) -> None:
     """The one assertion of a conformance test: run the case, skip or xfail with the reason, or fail with the
     detail and the repro line."""
     from simdbind.conformance.runner import run_case
@@ -149,13 +154,13 @@ def check(implementation: Any, function: Any, case: Any, seed: int) -> None:
     assert result.status in ("pass", "xpass"), f"{result.status}: {result.detail}\nrepro: {result.repro}"
 
 
-def take_result() -> Any:
+def take_result() -> CaseResult | None:
     """The result recorded by the last check() of this process, once (None if there is none)."""
     return _LAST.pop() if _LAST else None
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Any:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """Attach the conformance result of the test to its report, so that the controller gets it with or without
     xdist."""
     outcome = yield
@@ -170,7 +175,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when != "call":
         return
     for name, value in report.user_properties:
-        if name == "simd_conformance_result":
+        if name == "simd_conformance_result" and isinstance(value, dict):
             _RESULTS.append(value)
 
 

@@ -16,7 +16,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, overload
 
 from simdbind.conformance.runner import STATUSES, CaseResult, Run
 from simdbind.conformance.schema import FORMAT, read_report
@@ -64,7 +64,7 @@ def source_revision() -> str:
 
 def environment(implementations: Sequence[Any]) -> dict[str, Any]:
     """Where the run happened: Python, platform, CPU, package versions, libraries and implementations."""
-    libraries = {}
+    libraries: dict[str, dict[str, Any]] = {}
     for impl in implementations:
         if getattr(impl, "library", None) is not None:
             libraries.setdefault(impl.library.path + ":" + impl.library.mode, impl.library.describe())
@@ -92,12 +92,12 @@ def make_meta(implementations: Sequence[Any], *, profile: str, seed: int, filter
 class Cell:
     """The results of one group (e.g. function x dtype x layout x implementation)."""
 
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
     max_ulp: float = 0.0
     max_rel: float = 0.0
     max_abs: float = 0.0
-    tolerances: set = field(default_factory=set)
-    results: list = field(default_factory=list)  # the non-pass results
+    tolerances: set[str] = field(default_factory=set)
+    results: list[CaseResult] = field(default_factory=list)  # the non-pass results
 
     def add(self, r: CaseResult) -> None:
         self.counts[r.status] += 1
@@ -144,10 +144,10 @@ def implementation_names(run: Run) -> list[str]:
 ROW_FIELDS = ("family", "function", "variant", "dtype", "layout", "group")
 
 
-def matrix(run: Run) -> tuple[list[tuple[str, ...]], list[str], dict[tuple, Cell]]:
+def matrix(run: Run) -> tuple[list[tuple[str, ...]], list[str], dict[tuple[str, ...], Cell]]:
     """Rows (family, function, variant, dtype, layout, group) in run order, implementation columns, and cells."""
     rows: dict[tuple[str, ...], None] = {}
-    cells: dict[tuple, Cell] = defaultdict(Cell)
+    cells: dict[tuple[str, ...], Cell] = defaultdict(Cell)
     for r in run.results:
         row = (r.family, r.function, r.variant, r.dtype, r.layout, r.group)
         rows.setdefault(row, None)
@@ -163,7 +163,7 @@ def summary_rows(run: Run) -> list[tuple[str, str, Cell]]:
     return [(fn, impl, cell) for (fn, impl), cell in cells.items()]
 
 
-def totals(run: Run) -> Counter:
+def totals(run: Run) -> Counter[str]:
     return Counter(r.status for r in run.results)
 
 
@@ -242,6 +242,10 @@ def _prepare(path: str | Path) -> Path:
     return path
 
 
+@overload
+def _storable(value: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def _storable(value: object) -> Any: ...
 def _storable(value: Any) -> Any:
     """`value` as the report format allows it (see `simdbind.conformance.schema`): strings that encode as UTF-8 (an
     exception message or a library path may carry a lone surrogate: it becomes "?"), and an error measure that

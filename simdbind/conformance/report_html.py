@@ -11,8 +11,9 @@ import html
 from itertools import groupby
 from typing import Any
 
-from simdbind.conformance.report import BAD, FORMAT, Cell, fmt_rel, fmt_ulp, matrix, totals
+from simdbind.conformance.report import BAD, Cell, fmt_rel, fmt_ulp, matrix, totals
 from simdbind.conformance.runner import CaseResult, Run
+from simdbind.conformance.schema import FORMAT
 
 _CSS = """
 :root { --pass:#1f9d55; --pass-bg:#e3f6ea; --fail:#c62828; --fail-bg:#fde4e4; --known:#b26a00; --known-bg:#fff1d6;
@@ -274,7 +275,9 @@ def html_report(run: Run, max_cases_per_cell: int = 200, max_failures: int = 100
     info = {i["name"]: i for i in run.meta.get("environment", {}).get("implementations", [])}
     t = totals(run)
     bad = t["fail"] + t["error"]
-    body, sections, failed = [], [], []
+    body: list[str] = []
+    sections: list[tuple[int, int, str]] = []
+    failed: list[tuple[CaseResult, str]] = []
     for number, row in enumerate(rows):
         row_cells = [cells.get(row + (impl,)) for impl in impls]
         tolerances = sorted(set().union(*[c.tolerances for c in row_cells if c is not None]))
@@ -287,7 +290,7 @@ def html_report(run: Run, max_cases_per_cell: int = 200, max_failures: int = 100
             listed = [r for r in (cell.results if cell else []) if r.status != "skip"]
             anchor = f"cases-{number}-{column}" if listed else None
             body.append(_cell(cell, anchor))
-            if anchor:
+            if anchor and cell is not None:
                 severity = 0 if cell.bad else (1 if cell.counts["known"] else 2)
                 sections.append((severity, len(sections), _section(anchor, row, impl, cell, listed,
                                                                    max_cases_per_cell)))
@@ -307,7 +310,7 @@ def html_report(run: Run, max_cases_per_cell: int = 200, max_failures: int = 100
     return "\n".join(out)
 
 
-def _section(anchor: str, row: tuple, impl: str, cell: Cell, listed: list[CaseResult], limit: int) -> str:
+def _section(anchor: str, row: tuple[str, ...], impl: str, cell: Cell, listed: list[CaseResult], limit: int) -> str:
     kind = "fail" if cell.bad else ("known" if cell.counts["known"] else "xpass")
     title = " · ".join(x for x in row[1:] if x and x != "-") + f" on {impl}"
     counts = ", ".join(f"{n} {s}" for s, n in cell.counts.items() if n)

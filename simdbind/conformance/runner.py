@@ -62,6 +62,10 @@ class CaseResult:
         return self.status in OK_STATUSES
 
 
+#: ``progress(done, total, result)``, called after each case.
+Progress = Callable[[int, int, CaseResult], None]
+
+
 def _matches(case: Case, patterns: Sequence[str]) -> bool:
     text = f"{case.function} {case.dtype} {case.layout} {case.descriptor}"
     return all(fnmatch.fnmatchcase(text, f"*{p}*") for p in patterns)
@@ -247,7 +251,7 @@ def plan(implementations: Sequence[Any], function_names: Iterable[str] | None = 
 
 def run(implementations: Sequence[Any], function_names: Iterable[str] | None = None, profile: str = "ci",
         seed: int = DEFAULT_SEED, pattern: str | Sequence[str] | None = None,
-        progress: Callable[[int, int, CaseResult], None] | None = None, workers: int = 1,
+        progress: Progress | None = None, workers: int = 1,
         descriptor: str | None = None, catalogue: _deviations.Catalogue | None = None,
         modules: Sequence[str] = ()) -> Run:
     """Run the selected cases. `workers` > 1 runs them in that many processes (spawned, so that torch and
@@ -340,7 +344,7 @@ def _worker_chunk(chunk: list[tuple[int, int, str, str]]) -> list[tuple[int, Cas
 
 
 def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Function, Case]], seed: int,
-                  catalogue: _deviations.Catalogue, progress: Callable | None, workers: int,
+                  catalogue: _deviations.Catalogue, progress: Progress | None, workers: int,
                   modules: tuple[str, ...] = ()) -> list[CaseResult]:
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -376,15 +380,15 @@ def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Functio
     # A worker died (a crash in C is a finding): rerun the cases it may have held one at a time, each crash
     # recorded as an error of its case, in a fresh single worker.
     rest = [item for chunk in unfinished for item in chunk if results[item[0]] is None]
-    pool = None
+    retry: ProcessPoolExecutor | None = None
     for item in rest:
-        if pool is None:
-            pool = ProcessPoolExecutor(1, mp_context=context, initializer=_worker_init, initargs=init)
+        if retry is None:
+            retry = ProcessPoolExecutor(1, mp_context=context, initializer=_worker_init, initargs=init)
         try:
-            collect(pool.submit(_worker_chunk, [item]).result())
+            collect(retry.submit(_worker_chunk, [item]).result())
         except BrokenProcessPool:
-            pool.shutdown(wait=False)
-            pool = None
+            retry.shutdown(wait=False)
+            retry = None
             position, index, function_name, descriptor = item
             case = _worker_case_in_parent(function_name, descriptor)
             impl = implementations[index]
@@ -393,8 +397,8 @@ def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Functio
                                  family=getattr(REGISTRY[function_name], "family", ""),
                                  variant=_variant(REGISTRY[function_name], case))
             collect([(position, _classify(crashed, impl, case, seed, catalogue))])
-    if pool is not None:
-        pool.shutdown()
+    if retry is not None:
+        retry.shutdown()
     return [r for r in results if r is not None]
 
 

@@ -13,7 +13,7 @@ import math
 import stat
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from simdbind.conformance.runner import STATUSES, CaseResult, Run
 from simdbind.errors import SimdBindError
@@ -111,7 +111,7 @@ def _string_map(value: Any, where: str) -> dict[str, str]:
 Check = Callable[[Any, str], Any]
 
 
-def _fields(value: Any, where: str, required: dict[str, Check], optional: dict[str, Check]) -> dict[str, Any]:
+def _fields(value: Any, where: str, required: Mapping[str, Check], optional: Mapping[str, Check]) -> dict[str, Any]:
     """The object's known fields, checked; fields it does not know are dropped (later writers may add some)."""
     data = _object(value, where)
     for key in required:
@@ -123,7 +123,7 @@ def _fields(value: Any, where: str, required: dict[str, Check], optional: dict[s
 
 # -- the format ----------------------------------------------------------------------------------------------------
 def _status(value: Any, where: str) -> str:
-    if value not in STATUSES:
+    if not isinstance(value, str) or value not in STATUSES:
         raise _Invalid(where, f"{_shown(value)} is not one of {', '.join(STATUSES)}")
     return value
 

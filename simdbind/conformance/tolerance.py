@@ -58,7 +58,8 @@ def _ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     sign = np.int64(1) << (8 * a.dtype.itemsize - 1)
     ia = np.where(ia < 0, -(ia & (sign - 1)), ia)
     ib = np.where(ib < 0, -(ib & (sign - 1)), ib)
-    return np.abs(ia - ib).astype(np.float64)
+    distance: np.ndarray = np.abs(ia - ib).astype(np.float64)
+    return distance
 
 
 def compare(actual: np.ndarray, expected: np.ndarray, tolerance: Tolerance) -> Comparison:

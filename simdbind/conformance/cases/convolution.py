@@ -6,21 +6,23 @@ Four sources of cases, each in both layouts:
   strides 1..3 and non-square, dilations 1..3, asymmetric pads, groups 1/2/4, depthwise and depthwise with a
   multiplier, channel counts on both sides of every vector width, H or W equal to 1, batch 1..3, threads 1 and 2);
 * every activation with parameters, on a GEMM, a 1x1 and a depthwise geometry;
-* upstream's enabled test shapes (spec 5.2) and its disabled (`#if 0`) tables (spec 5.3), the latter in ``full``.
+* upstream's enabled test shapes and its disabled (`#if 0`) tables (src/Test/TestSynetConvolution32f.cpp), the
+  latter in ``full``.
   Upstream's ``Param`` takes ``Size(x, y)`` with X first, and its Size constructor sets ``strideX = s.y``
-  (``TestSynetConvolutionParam.h:93``, spec 5.3). :func:`_upstream` reads every Size as (x, y) and sets
+  (``TestSynetConvolutionParam.h:93``). :func:`_upstream` reads every Size as (x, y) and sets
   ``stride_x`` from ``s.x``: the geometry the table meant. (Every stride in those tables happens to be square, so
   the fix changes no shape there; the grid's non-square strides are where it would matter.)
 
 Inputs: src, weight and bias U[-1, 1] (upstream's ranges); ``out`` is pre-filled with NaN so that any read of the
-destination before it is written shows up (spec 3.10.7 says upstream's Base GEMM does read it: see the deviation
-catalogue). Tolerance: the float32 sum of a K = kY*kX*srcC/group term reduction against the float64 reference
-(spec 3.10.6), times the activation's Lipschitz bound, 16 times larger for shapes that Winograd may take.
+destination before it is written shows up (upstream's Base GEMM does read it: CONV32F-BASE-GEMM-READS-DST in the
+deviation catalogue). Tolerance: the float32 sum of a K = kY*kX*srcC/group term reduction against the float64
+reference (README, 'The tolerance model'), times the activation's Lipschitz bound, 16 times larger for shapes that
+Winograd may take.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -29,6 +31,10 @@ from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import activation as reference_activation
 from simdbind.conformance.reference import convolution as reference
 from simdbind.conformance.tolerance import Tolerance
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+    from simdbind.library import Library
 
 ALL = ("smoke", "ci", "full")
 CI = ("ci", "full")
@@ -86,6 +92,11 @@ def _upstream(batch: int, src_c: int, src_h: int, src_w: int, dst_c: int, kernel
 def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
     """The ONNX-style grid: (geometry, profiles), one axis at a time around C=8, 9x10, D=16, 3x3, pad 1."""
     g = _geometry
+    # Each axis is swept with plain ints, then with per-axis tuples: the loop variables take both forms.
+    k: int | tuple[int, int]
+    s: int | tuple[int, int]
+    d: int | tuple[int, int]
+    p: int | tuple[int, int] | tuple[int, int, int, int]
     yield g(8, 9, 10, 16, 3, pad=1), ALL
     for k in (1, 2, 4, 5, 6, 7):
         yield g(8, 9, 10, 16, k, pad=k // 2), CI if k in (1, 2, 5, 7) else FULL
@@ -192,7 +203,7 @@ def _activation_geometries() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]
 
 
 def _upstream_enabled() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
-    """Spec 5.2: the one NDEBUG shape and the Debug shape (both NHWC in upstream; both layouts here)."""
+    """Upstream's tests: the one NDEBUG shape and the Debug shape (both NHWC in upstream; both layouts here)."""
     yield _upstream(1, 1280, 32, 32, 256, 1, 1, 1, 0, 0, 1, "relu"), "nhwc", CI
     yield _upstream(1, 1280, 32, 32, 256, 1, 1, 1, 0, 0, 1, "relu"), "nchw", FULL
     yield _upstream(1, 20, 75, 75, 20, (1, 11), 1, 1, (0, 5), (0, 5), 20), "nhwc", CI
@@ -200,7 +211,7 @@ def _upstream_enabled() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]
 
 
 def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
-    """Spec 5.3, every `#if 0` table (layout None: upstream's default, run here in both layouts)."""
+    """Upstream's tests, every `#if 0` table (layout None: upstream's default, run here in both layouts)."""
     u = _upstream
     # Block 1.
     yield u(1, 16, 112, 96, 32, 3, 1, 3, (1, 0), (1, 0), 1), None
@@ -331,7 +342,7 @@ def non_finite_expectation(expected: np.ndarray, actual: np.ndarray, info: str, 
 
 def winograd_eligible(p: dict[str, Any]) -> bool:
     """Shapes an implementation may run through Winograd transforms: group 1, stride 1, dilation 1 and a kernel
-    upstream has a Winograd variant for (3x3, 1x3, 1x5, 2x2; spec 3.10.3)."""
+    upstream has a Winograd variant for (3x3, 1x3, 1x5, 2x2; its Info string names the one taken)."""
     return p["kernel"] in ((3, 3), (1, 3), (1, 5), (2, 2)) and p["stride"] == (1, 1) and p["dilation"] == (1, 1) \
         and p["groups"] == 1
 
@@ -357,14 +368,14 @@ class Convolution32f(Function):
                 yield self.case(p, layout=layout, profiles=profiles)
         for p, layout, profiles in _upstream_enabled():
             yield self.case(p, layout=layout, profiles=profiles)
-        for p, layout in _upstream_disabled():
-            for one in (layout,) if layout else LAYOUTS:
+        for p, default_layout in _upstream_disabled():
+            for one in (default_layout,) if default_layout else LAYOUTS:
                 yield self.case(p, layout=one, profiles=FULL)
         for p in _non_finite_geometries():
             for layout in LAYOUTS:
                 yield self.case(p, layout=layout, group="edge", profiles=CI)
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         """Group 1, grouped and depthwise (with a multiplier) geometries; channel counts from 1; kernels 1..11
         per axis (non-square); strides and dilations 1..3 per axis; each of the four pads up to the dilated
         kernel; images down to one pixel and outputs past every vector width; batch 1..2; every activation;
@@ -373,7 +384,7 @@ class Convolution32f(Function):
         from hypothesis import strategies as st
 
         @st.composite
-        def draw(draw: Any) -> Case:
+        def draw(draw: DrawFn) -> Case:
             kind = draw(st.sampled_from(("plain", "depthwise", "grouped")))
             if kind == "plain":
                 groups, src_c, dst_c = 1, draw(st.integers(1, 48)), draw(st.integers(1, 48))
@@ -386,7 +397,7 @@ class Convolution32f(Function):
             kernel = (draw(st.integers(1, 11)), draw(st.integers(1, 11)))
             dilation = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
             extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
-            pad = tuple(draw(st.integers(0, extent[axis] - 1)) for axis in (0, 1, 0, 1))  # top, left, bottom, right
+            pad = tuple(draw(st.integers(0, extent[axis])) for axis in (0, 1, 0, 1))  # top, left, bottom, right
             src_h = max(draw(st.integers(1, 40)), extent[0] - pad[0] - pad[2])
             src_w = max(draw(st.integers(1, 70)), extent[1] - pad[1] - pad[3])
             params = _geometry(src_c, src_h, src_w, dst_c, kernel, stride=(draw(st.integers(1, 3)),
@@ -417,7 +428,7 @@ class Convolution32f(Function):
             "params": params,
         }
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
         threads = library.threads if p["threads"] > 1 else None
         if threads is not None:
@@ -430,8 +441,9 @@ class Convolution32f(Function):
                     weight=inputs["weight"], bias=inputs["bias"], library=library) as conv:
                 out = self.output(inputs, conv.out_shape)  # 0xFF bytes: a read of dst before writing it shows as NaN
                 inputs["_info"] = conv.info  # the algorithm: the non-finite rule depends on it
-                inputs["_actual"] = conv.forward(src, out=out)  # for the reference's choice at mish's jump
-                return inputs["_actual"]
+                actual = conv.forward(src, out=out)
+                inputs["_actual"] = actual  # for the reference's choice at mish's jump
+                return actual
         finally:
             if threads is not None:
                 library.set_threads(threads)
@@ -470,13 +482,13 @@ class Convolution32f(Function):
 
 
 def tolerance(p: dict[str, Any], activations: dict[str, Any], winograd: bool) -> Tolerance:
-    """abs = L * w * K * 2^-22 + 1e-6 and rel = 2e-6, K = kY*kX*srcC/group (spec 3.10.6).
+    """abs = L * w * K * 2^-22 + 1e-6 and rel = 2e-6, K = kY*kX*srcC/group.
 
     The data are U[-1, 1], so a float32 reduction of K products (any order, blocked, fused or not) differs from the
     float64 one by a few units of 2^-24 times the partial sums, which grow like sqrt(K) for random signs: K * 2^-22
     bounds that with a margin of about 3 (the worst case of the full profile at sse41, no FMA, uses 0.34 of it) while
     still catching a wrong tap (an error of order 0.1 or more). w = 16 for geometries a Winograd algorithm may take: its transforms amplify rounding,
-    about 2x for the bundled F(2x2,3x3) and an order of magnitude for upstream's F(4x4,3x3) (spec 3.10.6: ~6e-5
+    about 2x for the bundled F(2x2,3x3) and an order of magnitude for upstream's F(4x4,3x3) (about 6e-5
     relative).
     L is the activation's Lipschitz bound (how far an input error can move the output); rel covers the activation's
     own polynomial exp/erf/tanh (a few ulp).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -12,7 +12,11 @@ from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import elementwise as reference
 from simdbind.conformance.tolerance import EXACT, Tolerance
 
-#: Sizes that cross every vector width (4, 8, 16 lanes) and tail, plus upstream's H*W sizes (spec 5.2).
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+    from simdbind.library import Library
+
+#: Sizes that cross every vector width (4, 8, 16 lanes) and tail, plus upstream's H*W sizes (src/Test/TestSynet.cpp).
 TAIL_SIZES = tuple(range(1, 68))
 LARGE_SIZES = (12288, 12297)
 ELTWISE_OPS = ("product", "sum", "max", "min")
@@ -25,22 +29,23 @@ class Eltwise(Function):
     symbols = ("SimdSynetEltwiseLayerForward",)
     fields = (F("op", "name"), F("count", "int"), F("size", "int"), F("special", "name", ""), F("group", "name"))
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _eltwise_space(self)
 
     def grid(self) -> Iterable[Case]:
         for op in ELTWISE_OPS:
             for count in (2, 3, 4, 5):
                 for size in TAIL_SIZES:
-                    profiles = ("ci", "full") if size in (1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 67) or count == 3 \
-                        else ("full",)
+                    profiles: tuple[str, ...] = ("ci", "full") \
+                        if size in (1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 67) or count == 3 else ("full",)
                     if size in (1, 17) and count in (2, 3):
                         profiles = ("smoke",) + profiles
                     yield self._case(op, count, size, "main", profiles)
                 for size in LARGE_SIZES:
                     yield self._case(op, count, size, "main", ("smoke", "ci", "full") if count <= 3 else ("ci", "full"))
             if op in ("max", "min"):
-                # Spec 3.2: with a NaN in either operand the later one wins; -inf stays -inf (no -FLT_MAX start).
+                # Max is a > b ? a : b and Min a < b ? a : b: with a NaN in either operand the later one wins; -inf
+                # stays -inf (no -FLT_MAX start).
                 for count in (2, 3):
                     yield self._case(op, count, 67, "edge", ("ci", "full"), special="nan_inf")
 
@@ -60,7 +65,7 @@ class Eltwise(Function):
         weights = rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["op"] == "sum" else None
         return {"arrays": arrays, "weights": weights}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         out = self.output(inputs, (case.params["size"],))
         return simdbind.eltwise(inputs["arrays"], case.params["op"], inputs["weights"], out=out, library=library)
 
@@ -79,7 +84,7 @@ class Eltwise(Function):
 # -- unary ----------------------------------------------------------------------------------------------------
 UNARY_OPS = tuple(m.name.lower() for m in simdbind.UnaryOperation)
 EXACT_UNARY = ("abs", "ceil", "floor", "neg", "not", "rcp", "round", "sign", "sqrt", "zero")
-#: Tolerance of each inexact operation (spec 4, admitting upstream's documented numerics); the bundled library
+#: Tolerance of each inexact operation (admitting upstream's documented numerics); the bundled library
 #: is within 2 ulp of the exact result on these (vmath.h), which tests/test_elementwise.py checks.
 UNARY_TOLERANCE = {
     "exp": Tolerance(rel=1e-5, max_ulp=2, why="polynomial exp: upstream rel ~1e-7, bundled <= 1.5 ulp"),
@@ -138,7 +143,8 @@ UNARY_SPECIALS = np.array([
     -100.0, -104.5, 1e4, -1e5, 0.49999997, -0.49999997, 4.0, 1e-3], np.float32)
 
 
-#: Per op, one value whose result differs between upstream's Base and SIMD code (spec 3.6), for tail-mix cases.
+#: Per op, one value whose result differs between upstream's Base and SIMD code (the catalogue's unary-*
+#: entries), for tail-mix cases.
 UNARY_TAIL_MIX = {
     "abs": (0.0, 0.0), "ceil": (-0.5, -0.5), "cos": (3e9, 3e9), "erf": (np.nan, np.nan), "exp": (np.inf, np.inf),
     "floor": (3e9, 3e9), "log": (-2.5, -2.5), "neg": (0.0, 0.0), "not": (1.0, 1.0), "rcp": (3.0, 3.0),
@@ -154,13 +160,13 @@ class Unary(Function):
     symbols = ("SimdSynetUnaryOperation32f",)
     fields = (F("op", "name"), F("size", "int"), F("special", "name", ""), F("group", "name"))
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _unary_space(self)
 
     def grid(self) -> Iterable[Case]:
         for op in UNARY_OPS:
             for size in TAIL_SIZES + LARGE_SIZES + (100003,):
-                profiles = ("full",)
+                profiles: tuple[str, ...] = ("full",)
                 if size in UNARY_CI_SIZES:
                     profiles = ("ci", "full")
                 if size in UNARY_SMOKE_SIZES:
@@ -189,7 +195,7 @@ class Unary(Function):
             x = unary_main_inputs(p["op"], p["size"], rng)
         return {"x": x.astype(np.float32)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         y = simdbind.unary(inputs["x"], case.params["op"], out=self.output(inputs, inputs["x"].shape), library=library)
         return y.view(np.uint32) if case.params["op"] == "not" else y  # bitwise: compare the bits
 
@@ -203,7 +209,7 @@ class Unary(Function):
 
 
 # -- softmax --------------------------------------------------------------------------------------------------
-#: (outer, count, inner) of upstream's tests (spec 5.2) and shapes crossing every lane count and tail.
+#: (outer, count, inner) of upstream's tests (TestSynetSoftmax.cpp) and shapes crossing every lane count and tail.
 SOFTMAX_UPSTREAM = ((392, 49, 1), (21825, 2, 1), (50, 10, 100), (13666, 3, 1), (749, 49, 1), (3136, 196, 1))
 SOFTMAX_TAILS = tuple((3, count, 1) for count in range(1, 68)) + tuple((2, 5, inner) for inner in range(2, 34))
 SOFTMAX_CI = {(392, 49, 1), (50, 10, 100), (21825, 2, 1), (3, 1, 1), (3, 7, 1), (3, 17, 1), (3, 67, 1), (2, 5, 3),
@@ -219,7 +225,7 @@ SOFTMAX_FIELDS = (F("outer", "int"), F("count", "int"), F("inner", "int"), F("da
 def _softmax_cases(function: Function) -> Iterable[Case]:
     for shape in SOFTMAX_UPSTREAM + SOFTMAX_TAILS:
         for data in ("wide", "unit"):
-            profiles = ("full",)
+            profiles: tuple[str, ...] = ("full",)
             if shape in SOFTMAX_CI and (data == "unit" or shape in SOFTMAX_UPSTREAM):
                 profiles = ("ci", "full")
             if shape in SOFTMAX_SMOKE and data == "unit":
@@ -269,7 +275,7 @@ class Softmax(Function):
     symbols = ("SimdSynetSoftmax32f",)
     fields = SOFTMAX_FIELDS
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _softmax_space(self)
 
     def grid(self) -> Iterable[Case]:
@@ -278,14 +284,14 @@ class Softmax(Function):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         return {"x": _softmax_inputs(case, rng)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return simdbind.softmax(inputs["x"], axis=1, out=self.output(inputs, inputs["x"].shape), library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         return reference.softmax(inputs["x"], axis=1)
 
     def tolerance(self, case: Case) -> Tolerance:
-        return Tolerance(abs=1e-6, why="spec 4: abs 1e-6 for outputs in [0, 1] (polynomial exp, float32 sums)")
+        return Tolerance(abs=1e-6, why="abs 1e-6 for outputs in [0, 1] (polynomial exp, float32 sums)")
 
 
 @register
@@ -296,7 +302,7 @@ class Softmax16b(Function):
     fields = SOFTMAX_FIELDS
     dtype = "bfloat16"
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _softmax_space(self)
 
     def grid(self) -> Iterable[Case]:
@@ -305,7 +311,7 @@ class Softmax16b(Function):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         return {"x": reference.bf16_round(_softmax_inputs(case, rng))}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         # Raw uint16 bits in and out; compared as the float32 values they encode.
         x = inputs["x"]
         return reference.bf16_to_float(simdbind.softmax(x, axis=1, out=self.output(inputs, x.shape, x.dtype),
@@ -315,13 +321,13 @@ class Softmax16b(Function):
         return reference.bf16_to_float(reference.softmax16b(inputs["x"], axis=1))
 
     def tolerance(self, case: Case) -> Tolerance:
-        return Tolerance(max_ulp=1 << 16, why="spec 4: 1 bf16 ulp (= 2^16 float32 ulps) of bf16(softmax64(x))")
+        return Tolerance(max_ulp=1 << 16, why="1 bf16 ulp (= 2^16 float32 ulps) of bf16(softmax64(x))")
 
 
 # -- LRN ------------------------------------------------------------------------------------------------------
 #: (batch, half, channels, height, width): upstream's (2, 96, 128) and (2, 87, 137) as HxW 8x16 and 1x137,
-#: small channel counts around 2*half + 1 (NHWC upstream defect, spec 3.3), half 2 with 7, 11 and 19 channels
-#: (the NHWC kernels' F + 3 defect), batch > 1, every tail.
+#: small channel counts around 2*half + 1 (NHWC upstream defect, lrn-nhwc-small-channels), half 2 with 7, 11 and
+#: 19 channels (the NHWC kernels' F + 3 defect), batch > 1, every tail.
 LRN_SHAPES = ((1, 2, 96, 8, 16), (1, 2, 87, 1, 137), (1, 2, 4, 3, 5), (1, 2, 5, 3, 5), (1, 3, 3, 2, 7),
               (1, 0, 7, 3, 3), (1, 1, 1, 1, 17), (2, 2, 19, 5, 3), (3, 1, 33, 1, 9), (1, 5, 17, 2, 2),
               (1, 2, 8, 1, 1), (2, 4, 67, 1, 5), (1, 7, 6, 3, 3), (1, 2, 7, 2, 3), (2, 2, 11, 3, 2))
@@ -338,7 +344,7 @@ class Lrn(Function):
     fields = (F("layout", "name"), F("batch", "int", 1), F("half", "int"), F("channels", "int"), F("height", "int"),
               F("width", "int"), F("k", "name"), F("direct", "bool", False), F("group", "name"))
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _lrn_space(self)
 
     def grid(self) -> Iterable[Case]:
@@ -346,13 +352,13 @@ class Lrn(Function):
             n, half, c, h, w = shape
             for layout in ("nchw", "nhwc"):
                 for kname in LRN_K:
-                    profiles = ("ci", "full") if shape in LRN_CI and kname == "caffe" else ("full",)
+                    profiles: tuple[str, ...] = ("ci", "full") if shape in LRN_CI and kname == "caffe" else ("full",)
                     if shape == (1, 2, 4, 3, 5) and kname == "caffe":
                         profiles = ("smoke",) + profiles
                     yield self.case({"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname,
                                      "direct": False}, layout=layout, profiles=profiles)
         # Edge: the C function itself with NHWC channels < 2*half + 1 (the wrapper routes such calls through NCHW
-        # on other libraries; upstream's NHWC code reads neighbouring pixels there, spec 3.3), and with half 2 and
+        # on other libraries; upstream's NHWC code reads neighbouring pixels there), and with half 2 and
         # 7, 11 or 19 channels (routed too: upstream's channel 1 window takes in the float before the pixel).
         for n, half, c, h, w in ((1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (1, 2, 1, 4, 4), (1, 2, 7, 2, 3),
                                  (2, 2, 11, 3, 2), (2, 2, 19, 5, 3)):
@@ -361,24 +367,24 @@ class Lrn(Function):
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
-        shape = (p["channels"], p["height"], p["width"]) if case.layout == "nchw" else \
+        shape: tuple[int, ...] = (p["channels"], p["height"], p["width"]) if case.layout == "nchw" else \
             (p["height"], p["width"], p["channels"])
         if p["batch"] > 1:
             shape = (p["batch"],) + shape
         return {"x": rng.uniform(-10, 10, shape).astype(np.float32), "k": np.array(LRN_K[p["k"]], np.float32)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
         if not p["direct"]:
             return simdbind.lrn(inputs["x"], p["half"], inputs["k"], case.layout,
                                 out=self.output(inputs, inputs["x"].shape), library=library)
         if library.kind != "bundled" and p["channels"] < 2 * p["half"] + 1:
-            # Upstream's NHWC index arithmetic wraps for channels < 2*half+1 (spec 3.3): the read can land anywhere,
+            # Upstream's NHWC index arithmetic wraps for channels < 2*half+1: the read can land anywhere,
             # and did crash the process against v7.1.162. Catalogued as lrn-nhwc-small-channels; simdbind.lrn
             # routes such calls through NCHW, so users never reach it. (The F + 3 cases read one float before src:
             # the guard zone, so they run.)
             raise Unsupported("direct LRN NHWC call with channels < 2*half+1 reads outside src on upstream builds "
-                              "(spec 3.3); not run in process")
+                              "(lrn-nhwc-small-channels); not run in process")
         x = inputs["x"]
         out = self.output(inputs, x.shape)
         ffi = library.ffi
@@ -391,7 +397,7 @@ class Lrn(Function):
         return reference.lrn(inputs["x"], case.params["half"], inputs["k"], case.layout)
 
     def tolerance(self, case: Case) -> Tolerance:
-        return Tolerance(rel=2e-5, why="spec 4: Pow = exp(log(b) * k2) with polynomial exp/log; float32 window sums")
+        return Tolerance(rel=2e-5, why="Pow = exp(log(b) * k2) with polynomial exp/log; float32 window sums")
 
 
 # -- shuffle --------------------------------------------------------------------------------------------------
@@ -409,7 +415,7 @@ class Shuffle(Function):
     fields = (F("layout", "name"), F("type", "int"), F("batch", "int", 1),
               F("channels", "dims", names=("channels0", "channels1")), F("height", "int"), F("width", "int"))
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         return _shuffle_space(self)
 
     def grid(self) -> Iterable[Case]:
@@ -417,7 +423,7 @@ class Shuffle(Function):
             n, c0, c1, h, w = shape
             for layout in ("nchw", "nhwc"):
                 for shuffle_type in (0, 1):
-                    profiles = ("ci", "full") if shape in SHUFFLE_CI else ("full",)
+                    profiles: tuple[str, ...] = ("ci", "full") if shape in SHUFFLE_CI else ("full",)
                     if shape == (2, 6, 2, 2, 3):
                         profiles = ("smoke",) + profiles
                     yield self.case({"type": shuffle_type, "batch": n, "channels0": c0, "channels1": c1,
@@ -437,7 +443,7 @@ class Shuffle(Function):
         return {"x0": rng.uniform(-10, 10, self._shape(case, c0)).astype(np.float32),
                 "x1": rng.uniform(-10, 10, self._shape(case, c1)).astype(np.float32)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         p = case.params
         channels = (p["channels0"], p["channels1"]) if p["type"] == 1 else None
         shapes = [y.shape for y in self.reference(case, inputs)]
@@ -455,31 +461,33 @@ class Shuffle(Function):
 
 
 # -- parameter spaces (the grids above are named points of them) ----------------------------------------------
-def _sizes(st: Any, largest: int = 300) -> Any:
+def _sizes(st: Any, largest: int = 300) -> SearchStrategy[int]:
     """Every length up to `largest` (bodies and tails at every vector width), one time in ten past 12288 (the size
     of upstream's tests). Drawn as (length, large?) so that shrinking goes to short lengths."""
-    return st.tuples(st.integers(1, largest), st.integers(0, 9)).map(
+    sizes: SearchStrategy[int] = st.tuples(st.integers(1, largest), st.integers(0, 9)).map(
         lambda t: t[0] + (LARGE_SIZES[0] if t[1] == 9 else 0))
+    return sizes
 
 
-def _eltwise_space(self: Eltwise) -> Any:
+def _eltwise_space(self: Eltwise) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         op = draw(st.sampled_from(ELTWISE_OPS))
-        # NaN/Inf order is part of the contract for max and min only (spec 3.2); sums of infinities have none.
+        # NaN/Inf order is part of the contract for max and min only (a > b ? a : b keeps the later NaN); sums of
+        # infinities have none.
         special = draw(st.sampled_from(("", "nan_inf"))) if op in ("max", "min") else ""
         return self.case({"op": op, "count": draw(st.integers(2, 8)), "size": draw(_sizes(st)), "special": special},
                          group="edge" if special else "main")
     return draw()
 
 
-def _unary_space(self: Unary) -> Any:
+def _unary_space(self: Unary) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         op = draw(st.sampled_from(UNARY_OPS))
         special = draw(st.sampled_from(("", "specials", "tail-mix") + (("wide",) if op in WIDE_OPS else ())))
         if special == "specials":  # every special value twice, then any number of ordinary ones
@@ -492,11 +500,11 @@ def _unary_space(self: Unary) -> Any:
     return draw()
 
 
-def _softmax_space(self: Function) -> Any:
+def _softmax_space(self: Function) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         outer, count, inner = draw(st.integers(1, 40)), draw(st.integers(1, 80)), draw(st.integers(1, 40))
         special = draw(st.sampled_from(("",) + SOFTMAX_NONFINITE))
         return self.case({"outer": outer, "count": count, "inner": inner,
@@ -505,11 +513,11 @@ def _softmax_space(self: Function) -> Any:
     return draw()
 
 
-def _lrn_space(self: Lrn) -> Any:
+def _lrn_space(self: Lrn) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         layout = draw(st.sampled_from(("nchw", "nhwc")))
         # A direct NHWC call (no routing) is the C function's own contract, outside the wrapper's.
         direct = layout == "nhwc" and draw(st.booleans())
@@ -520,11 +528,11 @@ def _lrn_space(self: Lrn) -> Any:
     return draw()
 
 
-def _shuffle_space(self: Shuffle) -> Any:
+def _shuffle_space(self: Shuffle) -> SearchStrategy[Case]:
     from hypothesis import strategies as st
 
     @st.composite
-    def draw(draw: Any) -> Case:
+    def draw(draw: DrawFn) -> Case:
         shuffle_type = draw(st.integers(0, 1))
         c0, c1 = draw(st.integers(0, 40)), draw(st.integers(0, 40))
         c0, c1 = 2 * (c0 // 2), 2 * (c1 // 2)  # both types pair channels: even counts (the wrapper's rule)

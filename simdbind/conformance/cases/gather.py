@@ -1,10 +1,10 @@
-"""Cases of GatherElements: upstream's table (spec 5.2), every data x index type pair, constant and per-call
-indices, negative indices, index slices repeated across the outer dimensions (the broadcast that upstream's
-SetIndex detects), and outer ranks 0..3 (the gather axis at every position of a rank-4 tensor)."""
+"""Cases of GatherElements: upstream's table (src/Test/TestSynetGatherElements.cpp), every data x index type pair,
+constant and per-call indices, negative indices, index slices repeated across the outer dimensions (the broadcast that
+upstream's SetIndex detects), and outer ranks 0..3 (the gather axis at every position of a rank-4 tensor)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -12,6 +12,10 @@ import simdbind
 from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import gather as reference
 from simdbind.conformance.tolerance import Tolerance
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+    from simdbind.library import Library
 
 DATA_TYPES = ("float32", "uint8", "bf16")
 INDEX_TYPES = ("int32", "int64")
@@ -51,20 +55,21 @@ class GatherElementsCases(Function):
             yield self._case(data, "int32", (4, 3, 10, 2), 2, 5, True, False, True, ("ci", "full"))
             yield self._case(data, "int64", (4, 3, 10, 2), 2, 5, True, True, True, ("ci", "full"))
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         """Every data x index type, ranks 1..4 with the axis anywhere, any index count, constant or per-call,
         negative indices, a slice repeated over the outer dimensions."""
         from hypothesis import strategies as st
 
         @st.composite
-        def draw(draw: Any) -> Case:
+        def draw(draw: DrawFn) -> Case:
             shape = tuple(draw(st.lists(st.integers(1, 12), min_size=1, max_size=4)))
             return self._case(draw(st.sampled_from(DATA_TYPES)), draw(st.sampled_from(INDEX_TYPES)), shape,
                               draw(st.integers(0, len(shape) - 1)), draw(st.integers(1, 24)), draw(st.booleans()),
                               draw(st.booleans()), draw(st.booleans()), ())
         return draw()
 
-    def _case(self, data, index, shape, axis, count, const, negative, replicated, profiles) -> Case:
+    def _case(self, data: str, index: str, shape: Iterable[int], axis: int, count: int, const: bool, negative: bool,
+              replicated: bool, profiles: tuple[str, ...]) -> Case:
         params = {"index": index, "shape": tuple(shape), "axis": axis, "idx_count": count, "const": const,
                   "negative": negative, "replicated": replicated}
         return self.case(params, dtype=data, profiles=profiles)
@@ -100,7 +105,7 @@ class GatherElementsCases(Function):
             datas.append(values)
         return {"data": datas, "indices": idx.astype(p["index"])}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
         p = case.params
         data, idx = inputs["data"], inputs["indices"]
         if p["const"]:
@@ -111,7 +116,7 @@ class GatherElementsCases(Function):
         return tuple(self._bits(simdbind.gather_elements(d, idx, p["axis"], out=self.output(inputs, idx.shape, d.dtype),
                                                          library=library)) for d in data)
 
-    def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    def reference(self, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]:
         return tuple(self._bits(reference.gather_elements(d, inputs["indices"], case.params["axis"]))
                      for d in inputs["data"])
 

@@ -16,7 +16,7 @@ evaluation (polynomial exp/erf, a few ulp of values of magnitude up to ``sqrt(K)
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.reference import inner_product as reference
 from simdbind.conformance.reference.activation import either_side_of_the_jump, lipschitz
 from simdbind.conformance.tolerance import EXACT, Tolerance
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+    from simdbind.library import Library
 
 EPS = 2.0 ** -24
 
@@ -43,7 +47,7 @@ ACTIVATION_PARAMS: dict[str, dict[str, list[float] | None]] = {
     "gelu": {"-": None},
 }
 
-#: Upstream's shape table (spec 5.2, TestSynetInnerProduct.cpp): (M, N, K, transB, constB, bias, activation).
+#: Upstream's shape table (src/Test/TestSynetInnerProduct.cpp): (M, N, K, transB, constB, bias, activation).
 UPSTREAM_32F = [
     (128, 128, 128, False, True, True, "identity"), (128, 133, 144, False, True, True, "relu"),
     (128, 133, 144, False, False, True, "relu"), (1, 512, 8192, False, True, True, "identity"),
@@ -74,14 +78,15 @@ class InnerProduct32f(Function):
               F("guard", "name", ""))
 
     def grid(self) -> Iterable[Case]:
-        def make(M, N, K, tb, cb, bias, act, pset="-", calls=1, profiles=("ci", "full"), guard=""):
+        def make(M: int, N: int, K: int, tb: bool, cb: bool, bias: bool, act: str, pset: str = "-", calls: int = 1,
+                 profiles: tuple[str, ...] = ("ci", "full"), guard: str = "") -> Case:
             if pset == "-" and act in ACTIVATION_PARAMS and "-" not in ACTIVATION_PARAMS[act]:
                 pset = next(iter(ACTIVATION_PARAMS[act]))
             return self.case({"M": M, "N": N, "K": K, "trans_b": tb, "const_b": cb, "bias": bias, "activation": act,
                               "pset": pset, "calls": calls, "guard": guard}, profiles=profiles)
 
         out = []
-        # Upstream's own table (spec 5.2); its RestrictRange params are p0 = 0.1, p1 = 1.1.
+        # Upstream's own table (TestSynetInnerProduct.cpp); its RestrictRange params are p0 = 0.1, p1 = 1.1.
         for i, (M, N, K, tb, cb, bias, act) in enumerate(UPSTREAM_32F):
             out.append(make(M, N, K, tb, cb, bias, act, "upstream" if act == "restrict_range" else "-",
                             profiles=("smoke", "ci", "full") if K <= 1000 else ("ci", "full")))
@@ -117,7 +122,8 @@ class InnerProduct32f(Function):
                                 profiles = ("smoke", "ci", "full") if smoke else ("ci", "full") if ci else ("full",)
                                 out.append(make(M, N, K, tb, cb, bias, act, pset, profiles=profiles))
         # Non-constant B changing between calls (three Forward calls, three different B), including upstream's
-        # transB && M == 1 && Identity route (spec 3.8.4), which must use each call's B.
+        # transB && M == 1 && Identity route (catalogue: ip32f-transb-m1-identity-uses-setparams-weight), which must
+        # use each call's B.
         for M in (1, 2, 64):
             for tb in (False, True):
                 for act in ("identity", "relu", "prelu"):
@@ -129,14 +135,14 @@ class InnerProduct32f(Function):
                 out.append(make(4, 67, K, True, False, False, "identity", guard=guard, profiles=("ci", "full")))
         return out
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         """M past several register blocks, N and K across every vector tail, sometimes K over a cache block;
         transposed/constant B, bias, every activation with each of its parameter sets, B changing between calls.
         (The NaN-before-B probes are grid cases of a known defect.)"""
         from hypothesis import strategies as st
 
         @st.composite
-        def draw(draw: Any) -> Case:
+        def draw(draw: DrawFn) -> Case:
             activation = draw(st.sampled_from(tuple(ACTIVATION_PARAMS)))
             const_b = draw(st.booleans())
             return self.case({"M": draw(st.integers(1, 70)), "N": draw(st.integers(1, 80)),
@@ -165,7 +171,7 @@ class InnerProduct32f(Function):
             A = [(a * scale).astype(np.float32) for a in A]
         return {"A": A, "B": B, "bias": bias, "params": params}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> Any:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> Any:
         p = case.params
         M, N, K = p["M"], p["N"], p["K"]
         act = p["activation"]
@@ -182,7 +188,7 @@ class InnerProduct32f(Function):
         return results[0] if len(results) == 1 else tuple(results)
 
     @staticmethod
-    def _run_nan_before_b(library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def _run_nan_before_b(library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         """One Forward with B placed right after NaNs (made here, in the process that calls the library)."""
         p = case.params
         M, N, K = p["M"], p["N"], p["K"]
@@ -247,7 +253,7 @@ class InnerProductLayerForward(Function):
 
     def grid(self) -> Iterable[Case]:
         out = []
-        for count, size in ((96, 128), (87, 137)):  # upstream's table (spec 5.2)
+        for count, size in ((96, 128), (87, 137)):  # upstream's table (TestSynetInnerProduct.cpp)
             for bias in (False, True):
                 out.append(self._case(count, size, bias, 1, ("smoke", "ci", "full")))
         for count in (1, 3, 4, 8, 17, 67, 1000):
@@ -260,7 +266,7 @@ class InnerProductLayerForward(Function):
     def _case(self, count: int, size: int, bias: bool, batch: int, profiles: tuple[str, ...]) -> Case:
         return self.case({"count": count, "size": size, "bias": bias, "batch": batch}, profiles=profiles)
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         from hypothesis import strategies as st
 
         return st.builds(lambda count, size, bias, batch: self._case(count, size, bias, batch, ()),
@@ -273,7 +279,7 @@ class InnerProductLayerForward(Function):
                 "weight": rng.uniform(-1, 1, (p["count"], p["size"])).astype(np.float32),
                 "bias": rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["bias"] else None}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         x = inputs["x"]
         out = self.output(inputs, x.shape[:-1] + (inputs["weight"].shape[0],))
         return simdbind.inner_product(x, inputs["weight"], inputs["bias"], out=out, library=library)
@@ -297,7 +303,7 @@ class InnerProduct8i(Function):
 
     def grid(self) -> Iterable[Case]:
         out = []
-        for M, N, K in ((1, 256, 6912), (10, 256, 6912), (15, 65, 255)):  # upstream's table (spec 5.2)
+        for M, N, K in ((1, 256, 6912), (10, 256, 6912), (15, 65, 255)):  # upstream's table (TestSynetInnerProduct.cpp)
             for compat in ("precise", "overflow", "narrowed"):
                 for data in ("full", "narrowed"):
                     profiles = ("smoke", "ci", "full") if K == 255 else ("ci", "full")
@@ -316,7 +322,7 @@ class InnerProduct8i(Function):
     def _case(self, M: int, N: int, K: int, compat: str, data: str, profiles: tuple[str, ...]) -> Case:
         return self.case({"M": M, "N": N, "K": K, "compatibility": compat, "data": data}, profiles=profiles)
 
-    def space(self) -> Any:
+    def space(self) -> SearchStrategy[Case]:
         from hypothesis import strategies as st
 
         return st.builds(lambda M, N, K, compat, data: self._case(M, N, K, compat, data, ()),
@@ -327,7 +333,7 @@ class InnerProduct8i(Function):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
         M, N, K = p["M"], p["N"], p["K"]
-        if p["data"] == "narrowed":  # the 8iNarrowed ranges: no pair can saturate (spec 3.9)
+        if p["data"] == "narrowed":  # the 8iNarrowed ranges: no pair can saturate
             src = rng.integers(0, 181, (M, K), dtype=np.uint8)
             weight = rng.integers(-90, 91, (N, K), dtype=np.int8)
         elif p["data"] == "full":
@@ -339,10 +345,10 @@ class InnerProduct8i(Function):
             weight[:, ::7] = rng.integers(-128, 128, weight[:, ::7].shape, dtype=np.int8)
         return {"src": src, "weight": weight}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
-        # Which arithmetic the library really applies to a precise request (spec 3.9: upstream's default build
-        # always saturates); the reference follows it, and the emulation in the wrapper is switched off so the
-        # C function itself is checked.
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        # Which arithmetic the library really applies to a precise request (upstream's default build always saturates:
+        # simdbind/conformance/deviations/README.md); the reference follows it, and the emulation in the wrapper is
+        # switched off so the C function itself is checked.
         inputs["precise_honoured"] = library.capabilities.get("int8_precise") is not False
         out = self.output(inputs, (inputs["src"].shape[0], inputs["weight"].shape[0]), np.int32)
         return simdbind.inner_product_8i(inputs["src"], inputs["weight"], case.params["compatibility"], out=out,

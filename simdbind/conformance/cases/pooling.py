@@ -1,6 +1,6 @@
 """Cases of the pooling family: Average, Max32f (2D and 3D), Max16b, Max8u.
 
-Grids (spec 5.2 and the issue): upstream's shape tables (ceil mode, both layouts here), an ONNX-style grid of
+Grids: upstream's shape tables (src/Test/TestSynetPooling.cpp) (ceil mode, both layouts here), an ONNX-style grid of
 kernels x strides x begin/end pads x floor/ceil, channel counts 1..67, widths that cross every vector width on the
 NCHW path, batches, 3D channel pooling, and the edge group (NaN order, -inf floor, bf16 specials). Profiles: `full`
 runs everything, `ci` a fixed sample of every grid, `smoke` a handful.
@@ -15,21 +15,25 @@ through the public API, which must pass on every library.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence
 
 import numpy as np
 
 import simdbind
-from simdbind.conformance.model import F, Case, Function, register
+from simdbind.conformance.model import F, Case, Field, Function, register
 from simdbind.conformance.reference import pooling as reference
 from simdbind.conformance.tolerance import EXACT, Tolerance
 from simdbind.errors import UpstreamDefectError
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import DrawFn, SearchStrategy
+    from simdbind.library import Library
 
 ALL = ("ci", "full")
 FULL = ("full",)
 LAYOUTS = ("nchw", "nhwc")
 
-# Upstream's tables (C, H, W, kernel, stride, pad_begin, pad_end), spec 5.2; ceil mode.
+# Upstream's tables (C, H, W, kernel, stride, pad_begin, pad_end), TestSynetPooling.cpp; ceil mode.
 AVERAGE_TABLE = [(128, 54, 96, 2, 2, 0, 0), (128, 27, 48, 2, 2, 0, 0), (128, 13, 24, 2, 2, 0, 0),
                  (7, 54, 40, 2, 2, 0, 0), (16, 33, 33, 3, 1, 1, 1), (16, 22, 22, 3, 2, 0, 1),
                  (32, 99, 99, 3, 1, 1, 1), (32, 46, 46, 3, 2, 0, 1)]
@@ -38,7 +42,7 @@ MAX32F_TABLE = [(512, 5, 60, 2, 1, 0, 0), (10, 238, 133, 2, 2, 0, 0), (28, 99, 9
 MAX16B_TABLE = MAX32F_TABLE
 MAX8U_TABLE = MAX32F_TABLE[1:]
 # Upstream's disabled 3D table (C, H, W, kernel (c, y, x), stride (c, y, x)), zero pads; the first entry is
-# adapted: its x pad (1 with an x kernel of 1) is pad >= kernel, which simdbind refuses (spec 3.12.1).
+# adapted: its x pad (1 with an x kernel of 1) is pad >= kernel, which simdbind refuses (upstream's window wraps then).
 MAX3D_TABLE = [(101, 59, 99, (2, 3, 1), (3, 2, 1), ((0, 0), (1, 1), (0, 0))),
                (128, 19, 90, (1, 3, 3), (1, 2, 1), None), (256, 9, 88, (1, 3, 3), (1, 2, 1), None),
                (64, 21, 92, (1, 3, 3), (1, 1, 1), None), (128, 19, 90, (2, 3, 3), (2, 2, 1), None),
@@ -51,8 +55,8 @@ CI_CHANNELS = (1, 3, 4, 5, 8, 9, 16, 17, 33, 67)
 WIDTHS = tuple(range(1, 71)) + (127, 128, 129, 140, 300)
 CI_WIDTHS = (1, 7, 8, 16, 17, 33, 40, 64, 67, 129, 140)
 
-# Upstream Max32f defect parameter sets (spec 3.12.3): (defect, layout, (C, H, W), kernel, stride, begin pads,
-# end pads, output (H, W)).
+# Upstream Max32f defect parameter sets (the catalogue's max32f-* entries): (defect, layout, (C, H, W), kernel, stride,
+# begin pads, end pads, output (H, W)).
 MAX32F_DEFECTS = [
     ("nhwc-small-channels", "nhwc", (3, 8, 9), (3, 3), (1, 1), (1, 1), (1, 1), (8, 9)),
     ("solid2x2-tail", "nhwc", (3, 5, 7), (2, 2), (1, 1), (0, 0), (0, 0), (4, 6)),
@@ -69,7 +73,7 @@ def _sampled(key: str, every: int) -> bool:
 
 
 def bf16_bits(values: np.ndarray) -> np.ndarray:
-    """float32 -> bf16 bit patterns with round-to-nearest-even (spec 3.1 item 10)."""
+    """float32 -> bf16 bit patterns with round-to-nearest-even (upstream's Float32ToBFloat16)."""
     u = values.astype(np.float32).view(np.uint32).astype(np.uint64)
     return (((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFFFFFF) >> 16).astype(np.uint16)
 
@@ -86,13 +90,14 @@ POOLING_TAIL = (F("special", "name", ""), F("defect", "name", ""), F("direct", "
 class _Pooling(Function):
     family = "pooling"
     dtype = "float32"
-    fields = POOLING_FIELDS + POOLING_TAIL
+    fields: ClassVar[tuple[Field, ...]] = POOLING_FIELDS + POOLING_TAIL
 
     # -- case construction ---------------------------------------------------------------------------------------
     # -- case construction ---------------------------------------------------------------------------------------
-    def _case(self, layout: str, c: int, h: int, w: int, kernel, stride, pads, ceil: bool, profiles, *,
-              batch: int = 1, exclude: bool = True, channel=None, special: str = "", defect: str = "",
-              direct_out=None, group: str = "main") -> Case:
+    def _case(self, layout: str, c: int, h: int, w: int, kernel: Sequence[int], stride: Sequence[int],
+              pads: Sequence[tuple[int, int]], ceil: bool, profiles: tuple[str, ...], *, batch: int = 1,
+              exclude: bool = True, channel: tuple[int, int, tuple[int, int]] | None = None, special: str = "",
+              defect: str = "", direct_out: tuple[int, int] | None = None, group: str = "main") -> Case:
         (pt, pb), (pl, pr) = pads
         kc, sc, (pcb, pce) = channel if channel else (1, 1, (0, 0))
         params = {"channels": c, "height": h, "width": w, "batch": batch, "ky": kernel[0], "kx": kernel[1],
@@ -107,7 +112,11 @@ class _Pooling(Function):
                 del params[name]
         return self.case(params, layout=layout, group=group, profiles=profiles)
 
-    def _grids(self, table, *, exclude_values=(True,)) -> Iterable[Case]:
+    def _grids(self, table: Iterable[tuple[int, int, int, int, int, int, int]], *,
+               exclude_values: tuple[bool, ...] = (True,)) -> Iterable[Case]:
+        # The tables give square kernels and strides as ints, the other grids as (y, x) pairs.
+        k: int | tuple[int, int]
+        s: int | tuple[int, int]
         # Upstream's table, ceil mode, both layouts.
         for i, (c, h, w, k, s, pb, pe) in enumerate(table):
             for layout in LAYOUTS:
@@ -156,7 +165,8 @@ class _Pooling(Function):
                                  exclude=exclude)
                 yield self._case(layout, 1, 5, 5, (2, 2), (1, 1), ((0, 0), (0, 0)), False, FULL, batch=2,
                                  exclude=exclude)
-        # Direct calls with pad >= kernel: the contract's empty window versus upstream's wrap (spec 3.12.1).
+        # Direct calls with pad >= kernel: the contract's empty window versus upstream's wrap (catalogue:
+        # pooling-pad-ge-kernel-wraps).
         for layout in LAYOUTS:
             for exclude in exclude_values:
                 yield self._case(layout, 3, 6, 7, (2, 2), (1, 1), ((3, 0), (3, 0)), False, ALL, exclude=exclude,
@@ -165,14 +175,14 @@ class _Pooling(Function):
     #: Input kinds of the edge group the space draws from ("" = the main group's data).
     specials: tuple[str, ...] = ("",)
 
-    def space(self) -> Any:
-        """Public-API calls over the documented space: any layout, batch, channel count, image size, kernel and
-        stride per axis, begin/end pads per axis below the kernel (spec 3.12.1), floor or ceil; Average both
-        exclude modes, Max32f any channel window; the edge group's special inputs."""
+    def space(self) -> SearchStrategy[Case]:
+        """Public-API calls over the documented space: any layout, batch, channel count, image size, kernel and stride
+        per axis, begin/end pads per axis below the kernel (a larger pad wraps upstream's window), floor or ceil;
+        Average both exclude modes, Max32f any channel window; the edge group's special inputs."""
         from hypothesis import strategies as st
 
         @st.composite
-        def draw(draw: Any) -> Case:
+        def draw(draw: DrawFn) -> Case:
             ky, kx = draw(st.integers(1, 7)), draw(st.integers(1, 7))
             pads = [draw(st.integers(0, k - 1)) for k in (ky, ky, kx, kx)]  # top, bottom, left, right
             height = max(draw(st.integers(1, 20)), ky - pads[0] - pads[1])
@@ -195,7 +205,8 @@ class _Pooling(Function):
         return draw()
 
     # -- running -------------------------------------------------------------------------------------------------
-    def _geometry(self, case: Case):
+    def _geometry(self, case: Case
+                  ) -> tuple[tuple[int, int], tuple[int, int], tuple[tuple[int, int], tuple[int, int]]]:
         p = case.params
         return ((p["ky"], p["kx"]), (p["sy"], p["sx"]),
                 ((p["pad_top"], p["pad_bottom"]), (p["pad_left"], p["pad_right"])))
@@ -283,7 +294,7 @@ class PoolingAverage(_Pooling):
             x[mask] = rng.choice(np.array([np.inf, -np.inf, np.nan], np.float32), int(mask.sum()))
         return {"x": x}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
             return self._direct(library, case, inputs["x"])
         kernel, stride, pads = self._geometry(case)
@@ -316,6 +327,10 @@ class PoolingMax32f(_Pooling):
 
     def grid(self) -> Iterable[Case]:
         yield from self._grids(MAX32F_TABLE)
+        # The 3D table gives (c, y, x) kernels, strides and pads, the defect table (y, x) ones.
+        k: tuple[int, ...]
+        s: tuple[int, ...]
+        pads: Sequence[tuple[int, int]] | None
         # 3D channel pooling: upstream's disabled table, then a small grid.
         for i, (c, h, w, k, s, pads) in enumerate(MAX3D_TABLE):
             pads = pads or ((0, 0), (0, 0), (0, 0))
@@ -332,12 +347,13 @@ class PoolingMax32f(_Pooling):
                         key = f"3d{kc}{sc}{pc}{c}{layout}{ceil}"
                         yield self._case(layout, c, 6, 19, (3, 2), (2, 1), ((1, 0), (0, 1)), ceil,
                                          ALL if _sampled(key, 4) else FULL, channel=(kc, sc, pc))
-        # Upstream Max32f defects (spec 3.12.3): the direct call that shows each, and the routed public call.
+        # Upstream Max32f defects (the catalogue's max32f-* entries): the direct call that shows each, and the routed
+        # public call.
         for defect, layout, (c, h, w), k, s, pb, pe, out in MAX32F_DEFECTS:
             pads = ((pb[0], pe[0]), (pb[1], pe[1]))
             yield self._case(layout, c, h, w, k, s, pads, False, ALL, defect=defect, direct_out=out)
             yield self._case(layout, c, h, w, k, s, pads, False, ALL)
-        # Edge: the NaN order of the fold and the -FLT_MAX floor under -inf (spec 3.12.3).
+        # Edge: the NaN order of the fold and the -FLT_MAX floor under -inf (Max32f starts its maximum at -FLT_MAX).
         for layout in LAYOUTS:
             for special in ("nan", "neg_inf"):
                 yield self._case(layout, 19, 7, 21, (3, 3), (1, 1), ((1, 1), (1, 1)), False, ALL,
@@ -358,7 +374,7 @@ class PoolingMax32f(_Pooling):
             x[mask] = -np.inf
         return {"x": x}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
         if p["direct"]:
             return self._direct(library, case, inputs["x"])
@@ -414,7 +430,7 @@ class PoolingMax16b(_Pooling):
                 pass
         return {"x": bits}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
             return self._direct(library, case, inputs["x"]).view(np.uint16)
         kernel, stride, pads = self._geometry(case)
@@ -445,7 +461,7 @@ class PoolingMax8u(_Pooling):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         return {"x": rng.integers(0, 256, self._shape(case), dtype=np.uint8)}
 
-    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
             return self._direct(library, case, inputs["x"])
         kernel, stride, pads = self._geometry(case)

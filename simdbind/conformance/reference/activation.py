@@ -1,8 +1,8 @@
-"""Reference activations (spec 2.4 Base formulas) in float64.
+"""Reference activations (the Base formulas of SimdConvolutionActivationType) in float64.
 
-Written from the formula table of spec 2.4, not from any C kernel. ``Max(a, b)`` is ``a > b ? a : b`` and
-``Min(a, b)`` is ``a < b ? a : b``, so NaN handling follows upstream's comparisons. Mish uses the identity
-``tanh(softplus(x)) = n / (n + 2)`` with ``n = e^x (e^x + 2)``, exact in float64 and free of cancellation.
+Written from the formulas upstream documents for each activation type (SimdLib.h), not from any C kernel. ``Max(a, b)``
+is ``a > b ? a : b`` and ``Min(a, b)`` is ``a < b ? a : b``, so NaN handling follows upstream's comparisons. Mish uses
+the identity ``tanh(softplus(x)) = n / (n + 2)`` with ``n = e^x (e^x + 2)``, exact in float64 and free of cancellation.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 KINDS = ("identity", "relu", "leaky_relu", "restrict_range", "prelu", "elu", "hswish", "mish", "hard_sigmoid",
          "swish", "gelu")
@@ -18,27 +19,27 @@ KINDS = ("identity", "relu", "leaky_relu", "restrict_range", "prelu", "elu", "hs
 _erf = np.frompyfunc(math.erf, 1, 1)
 
 
-def _max(a: Any, b: Any) -> np.ndarray:
+def _max(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
     return np.where(a > b, a, b)
 
 
-def _min(a: Any, b: Any) -> np.ndarray:
+def _min(a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
     return np.where(a < b, a, b)
 
 
-def erf(x: np.ndarray) -> np.ndarray:
+def erf(x: np.ndarray) -> NDArray[np.float64]:
     """erf in float64 (math.erf, elementwise)."""
     x = np.asarray(x, np.float64)
     return np.asarray(_erf(x), np.float64).reshape(x.shape)
 
 
-def activate(x: np.ndarray, kind: str, params: Sequence[float] | np.ndarray | None = None,
+def activate(x: NDArray[np.float64], kind: str, params: Sequence[float] | np.ndarray | None = None,
              channel_axis: int = -1) -> np.ndarray:
     """``kind`` applied to float64 `x`; `params` in C order; prelu slopes index `channel_axis` of `x`."""
     x = np.asarray(x, np.float64)
-    p = [] if params is None else np.asarray(params, np.float64).ravel()
+    p = [float(v) for v in np.asarray(() if params is None else params, np.float64).ravel()]
     if kind == "identity":
         return x.copy()
     if kind == "relu":

@@ -1,8 +1,10 @@
-"""References of the convolution family: a direct float64 convolution (spec 3.10.2, 2.4, the seed page).
+"""References of the convolution family: a direct float64 convolution (SimdSynetConvolution32f's layouts and
+activations as upstream documents them).
 
 Written from the contract only. For output (dy, dx) and tap (ky, kx) the input row is
 ``dy*strideY + ky*dilationY - padY`` and the column ``dx*strideX + kx*dilationX - padX``; taps outside the image
-read zero; the end pads only size the output. ``dst = act(sum + bias[o])`` with the activation of spec 2.4.
+read zero; the end pads only size the output. ``dst = act(sum + bias[o])`` with the activation of
+:mod:`simdbind.conformance.reference.activation`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from simdbind.conformance.reference.activation import activate
 
 
 def output_size(size: int, kernel: int, stride: int, dilation: int, pad_begin: int, pad_end: int) -> int:
-    """Floor-mode output size (the seed page's formula)."""
+    """Floor-mode output size (upstream's documented formula)."""
     return (size + pad_begin + pad_end - (dilation * (kernel - 1) + 1)) // stride + 1
 
 
@@ -58,7 +60,7 @@ def convolution(src: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, pa
     """SimdSynetConvolution32fForward in float64, rounded once to float32.
 
     src is [N][C][H][W] ("nchw") or [N][H][W][C] ("nhwc"); weight OIHW for "nchw" and HWIO [kY][kX][srcC/group][dstC]
-    for "nhwc" (spec 3.10.2).
+    for "nhwc" (the weight layout follows the tensor format).
     """
     if layout == "nhwc":
         src = np.asarray(src).transpose(0, 3, 1, 2)

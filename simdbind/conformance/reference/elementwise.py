@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 def eltwise(inputs: Sequence[np.ndarray], op: str, weights: Sequence[float] | None = None) -> np.ndarray:
-    """Spec 3.2: combine the first two inputs, then fold in the rest; Max/Min with ``a > b ? a : b``.
+    """SimdSynetEltwiseLayerForward: combine the first two inputs, then fold in the rest; Max/Min with
+    ``a > b ? a : b``.
 
     Sum is accumulated in float64 and rounded once, so it is at least as accurate as any float32 order.
     """
     if op == "sum":
         total = np.zeros(inputs[0].shape, np.float64)
-        for x, w in zip(inputs, weights):
+        for x, w in zip(inputs, [1.0] * len(inputs) if weights is None else weights):  # None: unit weights
             total += np.float64(np.float32(w)) * x.astype(np.float64)
         return total.astype(np.float32)
     acc = inputs[0]
@@ -28,7 +30,7 @@ def eltwise(inputs: Sequence[np.ndarray], op: str, weights: Sequence[float] | No
     return np.asarray(acc, np.float32)
 
 
-# -- unary: spec 3.6 and the contract decisions of the README's unary table ---------------------------------
+# -- unary: the contract decisions of the README's unary table -----------------------------------------------
 def _erf64(x: np.ndarray) -> np.ndarray:
     import math
 
@@ -36,7 +38,7 @@ def _erf64(x: np.ndarray) -> np.ndarray:
     return np.fromiter((math.erf(v) for v in flat), np.float64, flat.size).reshape(x.shape)
 
 
-def unary(x: np.ndarray, op: str) -> np.ndarray:
+def unary(x: NDArray[np.float32], op: str) -> np.ndarray:
     """The contract of each SimdSynetUnaryOperation32f operation, float32 in and out.
 
     Exact operations are computed in float32 exactly as the contract states them; transcendental ones in float64,
@@ -87,7 +89,7 @@ def unary(x: np.ndarray, op: str) -> np.ndarray:
         return y.astype(np.float32)
 
 
-# -- softmax: spec 3.5, non-finite inputs per the README's softmax contract ----------------------------------
+# -- softmax: non-finite inputs per the README's softmax contract ----------------------------------------------
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Max-subtracted softmax along `axis` in float64, rounded to float32.
 
@@ -108,7 +110,8 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 def bf16_round(x: np.ndarray) -> np.ndarray:
-    """float32 -> bf16 bits with upstream's formula (spec 3.1 item 10): RNE on the bit pattern, wrapping."""
+    """float32 -> bf16 bits with upstream's formula (Float32ToBFloat16, SimdBFloat16.h): RNE on the bit pattern,
+    wrapping."""
     u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
     return (((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFFFFFF) >> 16).astype(np.uint16)
 
@@ -118,12 +121,13 @@ def bf16_to_float(bits: np.ndarray) -> np.ndarray:
 
 
 def softmax16b(bits: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Spec 3.5: bf16 widened exactly, the float32 softmax (here float64), narrowed with RNE. Returns bf16 bits."""
+    """SimdSynetSoftmax16b: bf16 widened exactly, the float32 softmax (here float64), narrowed with RNE. Returns bf16
+    bits."""
     y = softmax(bf16_to_float(bits), axis)
     return bf16_round(y)
 
 
-# -- LRN: spec 3.3 ------------------------------------------------------------------------------------------
+# -- LRN ----------------------------------------------------------------------------------------------------
 def lrn(x: np.ndarray, half: int, k: np.ndarray, layout: str = "nchw") -> np.ndarray:
     """``x[c] * exp(log(k0 + k1 * sum_{|i-c| <= half} x[i]^2) * k2)`` in float64 over the channel axis; x is
     (C,H,W)/(N,C,H,W) or (H,W,C)/(N,H,W,C). Windows are clipped to the channels; no division by the size."""
@@ -133,13 +137,13 @@ def lrn(x: np.ndarray, half: int, k: np.ndarray, layout: str = "nchw") -> np.nda
     k0, k1, k2 = (np.float64(np.float32(v)) for v in k)
     squares = np.moveaxis(x64 * x64, axis, 0)
     padded = np.concatenate([np.zeros((half,) + squares.shape[1:]), squares, np.zeros((half,) + squares.shape[1:])])
-    window = sum(padded[i:i + channels] for i in range(2 * half + 1))
+    window = sum((padded[i:i + channels] for i in range(1, 2 * half + 1)), padded[:channels])
     with np.errstate(all="ignore"):
         scale = np.exp(np.log(k0 + k1 * np.moveaxis(window, 0, axis)) * k2)
     return (x64 * scale).astype(np.float32)
 
 
-# -- shuffle: spec 3.4 --------------------------------------------------------------------------------------
+# -- shuffle ------------------------------------------------------------------------------------------------
 def shuffle(x0: np.ndarray, x1: np.ndarray, shuffle_type: int, layout: str = "nchw",
             channels: tuple[int, int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Type 0: cat = concat(x0, x1) on channels, (cat[0::2], cat[1::2]). Type 1: interleave x0 and x1 channel by

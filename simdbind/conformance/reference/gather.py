@@ -1,4 +1,4 @@
-"""Reference of GatherElements, from the seed page's pseudo-code (spec 3.11) in ONNX form.
+"""Reference of GatherElements, from upstream's documented pseudo-code (SimdLib.h) in ONNX form.
 
 ``out[o, c, i] = data[o, idx[o, c, i] (+ n if negative), i]`` with o over the dimensions before `axis`, i over
 those after it and ``n = data.shape[axis]``. Elements are copied as bit patterns (float32 NaN payloads survive).

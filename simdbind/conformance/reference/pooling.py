@@ -1,4 +1,5 @@
-"""References of the pooling family, from the seed page and spec 3.12 (Base semantics).
+"""References of the pooling family, from upstream's documentation of the functions and its Base code
+(SimdBaseSynetPooling.cpp).
 
 Geometry: output ``d`` of an axis covers input indices ``[d*stride - pad, d*stride - pad + kernel)`` clipped to the
 input; nothing else is read (an empty clipped window is simply empty). The output size is either given (the C
@@ -16,9 +17,14 @@ last window that starts at or past ``size + pad_begin``... measured from the pad
 
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
 import numpy as np
 
 FLT_MAX = np.float32(np.finfo(np.float32).max)
+
+#: Per output index and kernel offset: the (clamped) input index and whether it is inside the input (see _taps).
+Taps = tuple[np.ndarray, np.ndarray]
 
 
 def output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: int, ceil_mode: bool) -> int:
@@ -32,7 +38,7 @@ def output_size(size: int, kernel: int, stride: int, pad_begin: int, pad_end: in
     return total // stride + 1
 
 
-def _taps(size: int, out: int, kernel: int, stride: int, pad: int) -> tuple[np.ndarray, np.ndarray]:
+def _taps(size: int, out: int, kernel: int, stride: int, pad: int) -> Taps:
     """For every output index and kernel offset: the input index (clamped for safe indexing) and whether it is
     inside the input. Shapes (out, kernel)."""
     index = np.arange(out)[:, None] * stride - pad + np.arange(kernel)[None, :]
@@ -48,7 +54,7 @@ def _from_chw(y: np.ndarray, layout: str) -> np.ndarray:
     return np.ascontiguousarray(y if layout == "nchw" else np.transpose(y, (1, 2, 0)))
 
 
-def _fold_max(x: np.ndarray, taps_c, taps_y, taps_x, order: str, start) -> np.ndarray:
+def _fold_max(x: np.ndarray, taps_c: Taps, taps_y: Taps, taps_x: Taps, order: str, start: np.float32) -> np.ndarray:
     """Fold ``m = m > v ? m : v`` over 3D windows of x (C, H, W) in `order` ("cyx" or "yxc"), from `start`."""
     (ic, vc), (iy, vy), (ix, vx) = taps_c, taps_y, taps_x
     acc = np.full((ic.shape[0], iy.shape[0], ix.shape[0]), start, x.dtype)
@@ -64,11 +70,12 @@ def _fold_max(x: np.ndarray, taps_c, taps_y, taps_x, order: str, start) -> np.nd
     return acc
 
 
-def _identity_channels(c: int) -> tuple[np.ndarray, np.ndarray]:
+def _identity_channels(c: int) -> Taps:
     return np.arange(c)[:, None], np.ones((c, 1), bool)
 
 
-def max_image(x: np.ndarray, kernel, stride, pad, out_hw, layout: str, *, channel=None) -> np.ndarray:
+def max_image(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int], out_hw: Sequence[int],
+              layout: str, *, channel: tuple[int, int, int, int] | None = None) -> np.ndarray:
     """Max pooling of one image with explicit begin pads and output size (the C function's arguments).
 
     `x` is float32 (C, H, W) or (H, W, C), bf16 as uint16, or uint8. `channel` is None (2D) or
@@ -98,7 +105,8 @@ def max_image(x: np.ndarray, kernel, stride, pad, out_hw, layout: str, *, channe
     return _from_chw(_fold_max(chw.astype(np.float32), tc, ty, tx, order, -FLT_MAX), layout)
 
 
-def average_image(x: np.ndarray, kernel, stride, pad, out_hw, layout: str, exclude_pad: bool) -> np.ndarray:
+def average_image(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int], pad: Sequence[int],
+                  out_hw: Sequence[int], layout: str, exclude_pad: bool) -> np.ndarray:
     """Average pooling of one float32 image with explicit begin pads and output size, in float64."""
     chw = _to_chw(x, layout).astype(np.float64)
     c, h, w = chw.shape
@@ -118,7 +126,7 @@ def average_image(x: np.ndarray, kernel, stride, pad, out_hw, layout: str, exclu
     return _from_chw(result, layout)
 
 
-def _batched(x: np.ndarray, layout: str, fn) -> np.ndarray:
+def _batched(x: np.ndarray, layout: str, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     if x.ndim == 3:
         return fn(x)
     return np.stack([fn(image) for image in x])
@@ -129,7 +137,8 @@ def _spatial(x: np.ndarray, layout: str) -> tuple[int, int, int]:
     return (shape[0], shape[1], shape[2]) if layout == "nchw" else (shape[2], shape[0], shape[1])
 
 
-def pooling_average(x: np.ndarray, kernel, stride, pads, layout: str, ceil_mode: bool,
+def pooling_average(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int], pads: Sequence[Sequence[int]],
+                    layout: str, ceil_mode: bool,
                     exclude_pad: bool) -> np.ndarray:
     """`pads` is ((top, bottom), (left, right)); x is 3-D or 4-D in `layout`."""
     _, h, w = _spatial(x, layout)
@@ -139,8 +148,8 @@ def pooling_average(x: np.ndarray, kernel, stride, pads, layout: str, ceil_mode:
         image, kernel, stride, (pads[0][0], pads[1][0]), out_hw, layout, exclude_pad))
 
 
-def pooling_max(x: np.ndarray, kernel, stride, pads, layout: str, ceil_mode: bool,
-                channel=None) -> np.ndarray:
+def pooling_max(x: np.ndarray, kernel: Sequence[int], stride: Sequence[int], pads: Sequence[Sequence[int]],
+                layout: str, ceil_mode: bool, channel: tuple[int, int, tuple[int, int]] | None = None) -> np.ndarray:
     """`channel` is None or (kernel_c, stride_c, (pad_c_begin, pad_c_end)) for 3D pooling."""
     c, h, w = _spatial(x, layout)
     out_hw = (output_size(h, kernel[0], stride[0], pads[0][0], pads[0][1], ceil_mode),

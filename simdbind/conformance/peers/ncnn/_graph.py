@@ -14,7 +14,7 @@ or int8 paths, which would measure ncnn's precision policy instead of its kernel
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import ncnn
 import numpy as np
@@ -24,6 +24,10 @@ import numpy as np
 OPTIONS = {"num_threads": 1, "use_vulkan_compute": False, "use_fp16_storage": False, "use_fp16_packed": False,
            "use_fp16_arithmetic": False, "use_bf16_storage": False, "use_bf16_packed": False,
            "use_int8_inference": False}
+
+
+#: ``run(feeds, outputs)``: the `outputs` blobs for one set of `feeds`, over one loaded network (Graph.runner).
+Runner = Callable[[dict[str, np.ndarray], Sequence[str]], list[np.ndarray]]
 
 
 def _value(v: Any) -> str:
@@ -54,9 +58,14 @@ class Graph:
         return name
 
     def layer(self, kind: str, bottoms: Sequence[str], params: dict[int, Any] | None = None,
-              weights: Sequence[tuple[np.ndarray, bool]] = (), tops: int = 1) -> Any:
+              weights: Sequence[tuple[np.ndarray, bool]] = ()) -> str:
+        """Add a layer of one top blob (see :meth:`layers`); returns that blob."""
+        return self.layers(kind, bottoms, params, weights, tops=1)[0]
+
+    def layers(self, kind: str, bottoms: Sequence[str], params: dict[int, Any] | None = None,
+               weights: Sequence[tuple[np.ndarray, bool]] = (), *, tops: int) -> list[str]:
         """Add a layer; `params` maps ncnn param ids to values (lists become arrays); `weights` are
-        (array, tagged) in the layer's load order. Returns the top blob (or a list of `tops` blobs)."""
+        (array, tagged) in the layer's load order. Returns its `tops` top blobs."""
         names = [self._blob() for _ in range(tops)]
         fields = []
         for key, value in (params or {}).items():
@@ -67,10 +76,10 @@ class Graph:
         for array, tagged in weights:
             data = np.ascontiguousarray(array, np.float32).tobytes()
             self.weights.append((np.zeros(1, np.uint32).tobytes() if tagged else b"") + data)
-        return names[0] if tops == 1 else names
+        return names
 
     def split(self, blob: str, count: int) -> list[str]:
-        return self.layer("Split", [blob], tops=count)
+        return self.layers("Split", [blob], tops=count)
 
     def net(self) -> Any:
         net = ncnn.Net()
@@ -86,7 +95,7 @@ class Graph:
         """The `outputs` blobs for one set of `feeds` (blob -> float32 array of 1 to 4 dimensions, CHW order)."""
         return self.runner()(feeds, outputs)
 
-    def runner(self) -> Any:
+    def runner(self) -> Runner:
         """A callable like :meth:`run` over one loaded network, for running several images through it."""
         net = self.net()
 
@@ -111,7 +120,7 @@ class Graph:
 
 
 def activation(graph: Graph, x: str, kind: str, params: Any) -> str:
-    """Simd's activation `kind` (spec 2.4) on blob `x` (channels or rows on ncnn's outer axis), with ncnn's layer of
+    """Simd's activation `kind` on blob `x` (channels or rows on ncnn's outer axis), with ncnn's layer of
     the same function where there is one, else composed of BinaryOp (and, for mish's threshold, Threshold) layers
     as the formula reads."""
     p = [] if params is None else [float(v) for v in np.asarray(params, np.float32).ravel()]

@@ -51,7 +51,7 @@ def eltwise(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     op, arrays = case.params["op"], [np.asarray(a, np.float32) for a in inputs["arrays"]]
     if op in ("max", "min") and any(np.isnan(a).any() for a in arrays):
         raise Unsupported("NaN: ncnn's max/min keep the operand its comparison picks, Simd's a > b ? a : b fold "
-                          "keeps the later operand (spec 3.2)")
+                          "keeps the later operand")
     graph = Graph()
     xs = [graph.input() for _ in arrays]
     if op == "min":
@@ -132,10 +132,12 @@ def shuffle(case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]
     graph = Graph()
     a, b = graph.input(), graph.input()
     mixed = graph.layer("ShuffleChannel", [graph.layer("Concat", [a, b], {0: 0})], {0: group})
-    top0, top1 = graph.layer("Slice", [mixed], {0: [first, -233], 1: 0}, tops=2)
+    top0, top1 = graph.layers("Slice", [mixed], {0: [first, -233], 1: 0}, tops=2)
     run = graph.runner()
-    to_chw = (lambda t: t) if case.layout == "nchw" else (lambda t: np.moveaxis(t, -1, -3))
-    from_chw = (lambda t: t) if case.layout == "nchw" else (lambda t: np.moveaxis(t, -3, -1))
+    to_chw: Callable[[np.ndarray], np.ndarray] = (lambda t: t) if case.layout == "nchw" else \
+        (lambda t: np.moveaxis(t, -1, -3))
+    from_chw: Callable[[np.ndarray], np.ndarray] = (lambda t: t) if case.layout == "nchw" else \
+        (lambda t: np.moveaxis(t, -3, -1))
     images0, images1 = to_chw(x0), to_chw(x1)
     if x0.ndim == 3:
         images0, images1 = images0[None], images1[None]

@@ -3,7 +3,7 @@
 ``Pooling`` (MAX or AVG) with ``pad_mode = 1`` (the pads as given) and the four pads explicit, one image at a
 time (NHWC transposed around it); 3D max pooling is ``Pooling3D`` on a (1, C, H, W) blob with the channels as
 depth and the channel pads as front/behind pads. Ceil mode: Simd keeps a last window that starts inside the image
-or its begin pad (spec 3.12); the end pads are widened to cover it, which is exact because ncnn pads a maximum
+or its begin pad; the end pads are widened to cover it, which is exact because ncnn pads a maximum
 with -FLT_MAX, an average excluding pads counts only image elements, and an average including pads divides by the
 kernel area, as Simd does (ncnn's own ``pad_mode = 0`` "full" rule would keep a last window that starts in the end
 pad). bf16 and uint8 maxima are taken in float32 (exact for both) and converted back.
@@ -64,7 +64,8 @@ def _pool(case: Case, x: np.ndarray, average: bool) -> np.ndarray:
 
     def one(image: np.ndarray) -> np.ndarray:
         if three_d:
-            return run({source: image[None]}, [y])[0][0]
+            volume: np.ndarray = run({source: image[None]}, [y])[0][0]  # a (1, C, H, W) blob per image
+            return volume
         return run({source: image}, [y])[0]
 
     return per_image(x, case.layout, one)

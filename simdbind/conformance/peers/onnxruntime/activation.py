@@ -1,18 +1,19 @@
-"""The Simd activations (spec 2.4) as ONNX nodes, where ONNX has the same function, for the onnxruntime adapters
-of the convolution and inner-product families."""
+"""The Simd activations (SimdConvolutionActivationType) as ONNX nodes, where ONNX has the same function, for the
+onnxruntime adapters of the convolution and inner-product families."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from simdbind.conformance.api import Unsupported
 from simdbind.conformance.peers.onnxruntime.model import node
 
 
 def activation_nodes(kind: str, params: Any, channels: int, rank: int, channel_axis: int
-                      ) -> tuple[list[Any], dict[str, np.ndarray]]:
+                      ) -> tuple[list[Any], dict[str, ArrayLike]]:
     """Nodes from "pre" to "y" computing the Simd activation, and the initializers they need."""
     p = [] if params is None else [float(v) for v in np.asarray(params, np.float32).ravel()]
     if kind == "identity":

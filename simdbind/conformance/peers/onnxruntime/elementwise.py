@@ -12,13 +12,13 @@ Simd does not). The edge group (Simd's implementation-defined NaN/Inf/tie result
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Hashable
 
 import numpy as np
 
 from simdbind.conformance.api import Unsupported
 from simdbind.conformance.peers.onnxruntime import implementation
-from simdbind.conformance.peers.onnxruntime.model import model, node, session
+from simdbind.conformance.peers.onnxruntime.model import ValueSpec, model, node, session
 
 _UNARY = {"abs": "Abs", "ceil": "Ceil", "floor": "Floor", "neg": "Neg", "exp": "Exp", "log": "Log", "erf": "Erf",
           "tanh": "Tanh", "sin": "Sin", "cos": "Cos", "sqrt": "Sqrt", "rcp": "Reciprocal", "round": "Round",
@@ -30,7 +30,8 @@ def _edge(case: Any) -> None:
         raise Unsupported("edge group: Simd's implementation-defined results (NaN, Inf, ties, signed zeros)")
 
 
-def _run(key: Any, build: Any, **feeds: np.ndarray) -> np.ndarray:
+def _run(key: Hashable, build: Callable[[], bytes], **feeds: np.ndarray) -> np.ndarray:
+    y: np.ndarray
     (y,) = session(key, build).run(None, feeds)
     return y
 
@@ -73,7 +74,7 @@ def lrn(case: Any, inputs: dict[str, Any]) -> np.ndarray:
 
 def _build(op: str, count: int) -> bytes:
     xs = [f"x{i}" for i in range(count)]
-    inputs = [(x, np.float32) for x in xs]
+    inputs: list[ValueSpec] = [(x, np.float32) for x in xs]
     if op == "product":
         nodes, previous = [], xs[0]
         for i, x in enumerate(xs[1:], 1):
@@ -93,8 +94,7 @@ def _build(op: str, count: int) -> bytes:
 def eltwise(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     op, arrays = case.params["op"], inputs["arrays"]
     if op in ("max", "min") and any(np.isnan(a).any() for a in arrays):
-        raise Unsupported("NaN: ONNX Max/Min propagate NaN, Simd's a > b ? a : b fold keeps the later operand "
-                          "(spec 3.2)")
+        raise Unsupported("NaN: ONNX Max/Min propagate NaN, Simd's a > b ? a : b fold keeps the later operand")
     sess = session(("eltwise", op, len(arrays)), lambda: _build(op, len(arrays)))
     feeds = {f"x{i}": np.ascontiguousarray(a, np.float32) for i, a in enumerate(arrays)}
     if op == "sum":

@@ -31,6 +31,7 @@ def _gemm(key: Any, a: np.ndarray, b: np.ndarray, bias: np.ndarray | None, trans
     feeds = {"a": np.ascontiguousarray(a, np.float32), "b": np.ascontiguousarray(b, np.float32)}
     if bias is not None:
         feeds["c"] = np.ascontiguousarray(bias, np.float32)
+    y: np.ndarray
     (y,) = session(key, build).run(None, feeds)
     return y
 
@@ -67,6 +68,7 @@ def inner_product_8i(case: Any, inputs: dict[str, Any]) -> np.ndarray:
                           [("a", np.uint8, 2), ("b", np.uint8, 2)], [("y", np.int32, 2)],
                           initializers={"zero": np.uint8(128)})
     shifted = (np.asarray(inputs["weight"]).astype(np.int16) + 128).astype(np.uint8)
+    y: np.ndarray
     (y,) = session(("ip8i",), build).run(None, {"a": np.ascontiguousarray(inputs["src"], np.uint8),
                                                 "b": np.ascontiguousarray(shifted.T)})
     return y

@@ -14,10 +14,15 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 OPSET = 17
 
 _sessions: dict[Any, Any] = {}
+
+
+#: A graph input or output: (name, dtype[, shape or rank]); rank 1 symbolic when neither is given.
+ValueSpec = tuple[str, DTypeLike] | tuple[str, DTypeLike, int | Sequence[int | str]]
 
 
 def node(op_type: str, inputs: Sequence[str], outputs: Sequence[str], **attributes: Any) -> Any:
@@ -26,7 +31,7 @@ def node(op_type: str, inputs: Sequence[str], outputs: Sequence[str], **attribut
     return helper.make_node(op_type, list(inputs), list(outputs), **attributes)
 
 
-def _value_info(name: str, dtype: Any, shape: Sequence[int | str] | None, rank: int) -> Any:
+def _value_info(name: str, dtype: DTypeLike, shape: Sequence[int | str] | None, rank: int) -> Any:
     from onnx import helper
 
     element = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
@@ -34,12 +39,12 @@ def _value_info(name: str, dtype: Any, shape: Sequence[int | str] | None, rank: 
     return helper.make_tensor_value_info(name, element, dims)
 
 
-def model(nodes: Sequence[Any], inputs: Sequence[tuple], outputs: Sequence[tuple],
-          initializers: dict[str, np.ndarray] | None = None, opset: int = OPSET) -> bytes:
+def model(nodes: Sequence[Any], inputs: Sequence[ValueSpec], outputs: Sequence[ValueSpec],
+          initializers: dict[str, ArrayLike] | None = None, opset: int = OPSET) -> bytes:
     """A serialized model. `inputs`/`outputs`: (name, dtype[, shape or rank]); rank 1 symbolic by default."""
     from onnx import checker, helper, numpy_helper
 
-    def infos(items: Sequence[tuple]) -> list[Any]:
+    def infos(items: Sequence[ValueSpec]) -> list[Any]:
         result = []
         for item in items:
             name, dtype = item[0], item[1]
@@ -53,7 +58,8 @@ def model(nodes: Sequence[Any], inputs: Sequence[tuple], outputs: Sequence[tuple
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     onnx_model.ir_version = min(onnx_model.ir_version, 8)
     checker.check_model(onnx_model)
-    return onnx_model.SerializeToString()
+    serialized: bytes = onnx_model.SerializeToString()
+    return serialized
 
 
 def session(key: Any, build: Callable[[], bytes]) -> Any:

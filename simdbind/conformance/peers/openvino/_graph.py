@@ -56,7 +56,7 @@ def constant(values: Any, dtype: Any = np.float32) -> Any:
 
 
 def activation(x: Any, kind: str, params: Any, channel_axis: int, rank: int) -> Any:
-    """Simd's activation `kind` (spec 2.4, C-order `params`) on node `x`, with OpenVINO's op of the same function
+    """Simd's activation `kind` (C-order `params`) on node `x`, with OpenVINO's op of the same function
     where there is one (Relu, PRelu, Elu, HardSigmoid, Swish, Gelu(erf), Mish, HSwish), else composed from
     Minimum/Maximum/Multiply/Add/Select exactly as the formula reads."""
     p = [] if params is None else [float(v) for v in np.asarray(params, np.float32).ravel()]

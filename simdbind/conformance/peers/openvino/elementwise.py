@@ -9,7 +9,7 @@
 * softmax: ``SoftMax(axis=1)`` on (outer, count, inner); softmax16b: bf16 widened to float32 exactly, SoftMax,
   then OpenVINO's own ``Convert`` to bf16.
 * lrn: ``LRN(axes=[1], size=2*half+1, alpha=k1*size, beta=-k2, bias=k0)`` on NCHW (NHWC transposed around it):
-  OpenVINO divides alpha by size, Simd does not (spec 8.4).
+  OpenVINO divides alpha by size, Simd does not.
 * shuffle: ``Concat`` then ``ShuffleChannels`` and ``Split`` (type 0: group C/2, halves; type 1: group 2, split at
   the first input's channel count).
 """
@@ -42,7 +42,7 @@ def eltwise(case: Case, inputs: dict[str, Any]) -> np.ndarray:
     op, arrays = case.params["op"], [np.asarray(a, np.float32) for a in inputs["arrays"]]
     if op in ("max", "min") and any(np.isnan(a).any() for a in arrays):
         raise Unsupported("NaN: OpenVINO Maximum/Minimum propagate NaN, Simd's a > b ? a : b fold keeps the later "
-                          "operand (spec 3.2)")
+                          "operand")
     count = len(arrays)
 
     def build(*xs: Any) -> list[Any]:

@@ -2,7 +2,7 @@
 
 ``AvgPool``/``MaxPool`` (opset 14) with ``pads_begin = [top, left]``, ``pads_end = [bottom, right]``
 (asymmetric pads are native), ``strides``, ``exclude_pad``, and ``rounding_type = ceil_torch`` in ceil mode: the
-last window must start inside the image or its begin pad, Simd's rule (spec 3.12); plain ``ceil`` keeps a last
+last window must start inside the image or its begin pad, Simd's rule; plain ``ceil`` keeps a last
 window that starts in the end pad. A ceil-mode average with the pads included divides by the kernel area in Simd,
 also where the last window runs past the end pad; OpenVINO divides such a window by the part inside the padded
 image, so there the end pads are widened to cover the last window and rounding is ``floor`` (the same windows,

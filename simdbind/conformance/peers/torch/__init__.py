@@ -1,9 +1,24 @@
 """PyTorch as a conformance peer. One module per simdbind family; the mappings, and what torch cannot express, are
 in each module's docstring."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from simdbind.conformance import PythonImplementation
 
+if TYPE_CHECKING:
+    import torch
+
 FAMILIES = ("elementwise", "pooling", "gather", "inner_product", "convolution")
+
+
+def as_numpy(tensor: torch.Tensor) -> np.ndarray:
+    """The NumPy array that shares the tensor's memory, typed as one also where torch is absent (CI's mypy run)."""
+    array: np.ndarray = tensor.numpy()
+    return array
 
 
 def _one_thread() -> None:

@@ -1,5 +1,5 @@
-"""The Simd activations (spec 2.4) with PyTorch's own functions where they are the same function, for the torch
-adapters of the convolution and inner-product families."""
+"""The Simd activations (SimdConvolutionActivationType) with PyTorch's own functions where they are the same function,
+for the torch adapters of the convolution and inner-product families."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 
 def activate(x: torch.Tensor, kind: str, params: Any, channel_dim: int) -> torch.Tensor:
-    """`kind` with Simd's parameters (C order, spec 2.4); prelu slopes run along `channel_dim`."""
+    """`kind` with Simd's parameters (C order); prelu slopes run along `channel_dim`."""
     p = [] if params is None else [float(v) for v in np.asarray(params, np.float32).ravel()]
     if kind == "identity":
         return x

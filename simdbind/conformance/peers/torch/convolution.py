@@ -14,7 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simdbind.conformance.peers.torch import implementation
+from simdbind.conformance.peers.torch import as_numpy, implementation
 from simdbind.conformance.peers.torch.activation import activate
 
 
@@ -38,4 +38,4 @@ def convolution32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     y = activate(y, p["activation"], inputs["params"], channel_dim=1)
     if case.layout == "nhwc":
         y = y.permute(0, 2, 3, 1)
-    return y.contiguous().numpy()
+    return as_numpy(y.contiguous())

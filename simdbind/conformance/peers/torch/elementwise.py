@@ -15,25 +15,26 @@ Mappings:
 * softmax: ``torch.softmax(x, dim=1)`` on (outer, count, inner). bf16: widened to float32 exactly, softmax in
   float32, rounded to bf16 by ``Tensor.to(torch.bfloat16)`` (round to nearest even).
 * LRN: ``F.local_response_norm(x, size=2*half+1, alpha=k1*size, beta=-k2, k=k0)`` on NCHW (NHWC is permuted): torch
-  divides the window sum by size and raises to -beta, Simd multiplies by (k0 + k1*sum)^k2 with no 1/size
-  (spec 8.4), so alpha = k1*size and beta = -k2 give the same function.
+  divides the window sum by size and raises to -beta, Simd multiplies by (k0 + k1*sum)^k2 with no 1/size,
+  so alpha = k1*size and beta = -k2 give the same function.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from simdbind.conformance.api import Unsupported
-from simdbind.conformance.peers.torch import implementation
+from simdbind.conformance.peers.torch import as_numpy, implementation
 
-_UNARY = {"abs": torch.abs, "ceil": torch.ceil, "floor": torch.floor, "neg": torch.neg, "exp": torch.exp,
-          "log": torch.log, "erf": torch.erf, "tanh": torch.tanh, "sin": torch.sin, "cos": torch.cos,
-          "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sign": torch.sign, "rcp": torch.reciprocal,
-          "round": torch.round, "zero": torch.zeros_like}
+_UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "abs": torch.abs, "ceil": torch.ceil, "floor": torch.floor, "neg": torch.neg, "exp": torch.exp, "log": torch.log,
+    "erf": torch.erf, "tanh": torch.tanh, "sin": torch.sin, "cos": torch.cos, "sqrt": torch.sqrt,
+    "rsqrt": torch.rsqrt, "sign": torch.sign, "rcp": torch.reciprocal, "round": torch.round,
+    "zero": torch.zeros_like}
 
 
 def _edge(case: Any) -> None:
@@ -56,10 +57,10 @@ def unary(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     op = case.params["op"]
     x = torch.from_numpy(np.ascontiguousarray(inputs["x"], np.float32))
     if op == "not":  # compared as bits by the case
-        return torch.bitwise_not(x.view(torch.int32)).numpy().view(np.uint32)
+        return as_numpy(torch.bitwise_not(x.view(torch.int32))).view(np.uint32)
     if op not in _UNARY:
         raise Unsupported(f"torch has no {op} operation")
-    return _UNARY[op](x).numpy()
+    return as_numpy(_UNARY[op](x))
 
 
 def _bf16_to_float(bits: np.ndarray) -> np.ndarray:
@@ -69,14 +70,14 @@ def _bf16_to_float(bits: np.ndarray) -> np.ndarray:
 @implementation.function("softmax")
 def softmax(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
-    return torch.softmax(torch.from_numpy(np.ascontiguousarray(inputs["x"], np.float32)), dim=1).numpy()
+    return as_numpy(torch.softmax(torch.from_numpy(np.ascontiguousarray(inputs["x"], np.float32)), dim=1))
 
 
 @implementation.function("softmax16b")
 def softmax16b(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     _edge(case)
     y = torch.softmax(torch.from_numpy(_bf16_to_float(inputs["x"])), dim=1).to(torch.bfloat16)
-    return _bf16_to_float(y.view(torch.int16).numpy().view(np.uint16))
+    return _bf16_to_float(as_numpy(y.view(torch.int16)).view(np.uint16))
 
 
 @implementation.function("lrn")
@@ -96,7 +97,7 @@ def lrn(case: Any, inputs: dict[str, Any]) -> np.ndarray:
         y = y.permute(0, 2, 3, 1)
     if not batched:
         y = y.squeeze(0)
-    return y.contiguous().numpy()
+    return as_numpy(y.contiguous())
 
 
 @implementation.function("eltwise")
@@ -105,7 +106,7 @@ def eltwise(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     arrays = [torch.from_numpy(np.ascontiguousarray(a)) for a in inputs["arrays"]]
     if op in ("max", "min") and any(bool(torch.isnan(a).any()) for a in arrays):
         raise Unsupported("NaN: torch.maximum/minimum propagate NaN, Simd's a > b ? a : b fold keeps the later "
-                          "operand (spec 3.2)")
+                          "operand")
     if op == "sum":
         weights = [float(w) for w in np.asarray(inputs["weights"], np.float32)]
         result = arrays[0] * weights[0]
@@ -116,4 +117,4 @@ def eltwise(case: Any, inputs: dict[str, Any]) -> np.ndarray:
         result = step(arrays[0], arrays[1])
         for a in arrays[2:]:
             result = step(result, a)
-    return result.numpy().astype(np.float32, copy=False)
+    return as_numpy(result).astype(np.float32, copy=False)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from simdbind.conformance.peers.torch import implementation
+from simdbind.conformance.peers.torch import as_numpy, implementation
 
 
 @implementation.function("gather_elements")
@@ -22,6 +22,6 @@ def gather_elements(case: Any, inputs: dict[str, Any]) -> tuple[np.ndarray, ...]
     for data in inputs["data"]:
         data = np.ascontiguousarray(data)
         bits = data.view({4: np.int32, 2: np.int16, 1: np.uint8}[data.dtype.itemsize])
-        y = torch.gather(torch.from_numpy(bits), axis, index).numpy()
+        y = as_numpy(torch.gather(torch.from_numpy(bits), axis, index))
         results.append(y.view({4: np.uint32, 2: np.uint16, 1: np.uint8}[data.dtype.itemsize]))
     return tuple(results)

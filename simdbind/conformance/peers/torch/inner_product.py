@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from simdbind.conformance.api import Unsupported
-from simdbind.conformance.peers.torch import implementation
+from simdbind.conformance.peers.torch import as_numpy, implementation
 from simdbind.conformance.peers.torch.activation import activate
 
 
@@ -33,14 +33,14 @@ def inner_product_32f(case: Any, inputs: dict[str, Any]) -> Any:
         B = _t(inputs["B"][0] if p["const_b"] else inputs["B"][call])
         weight = B if p["trans_b"] else B.T.contiguous()
         y = F.linear(_t(inputs["A"][call]), weight, bias)
-        results.append(activate(y, p["activation"], inputs["params"], channel_dim=1).numpy())
+        results.append(as_numpy(activate(y, p["activation"], inputs["params"], channel_dim=1)))
     return results[0] if len(results) == 1 else tuple(results)
 
 
 @implementation.function("inner_product_layer")
 def inner_product_layer(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     bias = None if inputs["bias"] is None else _t(inputs["bias"])
-    return F.linear(_t(inputs["x"]), _t(inputs["weight"]), bias).numpy()
+    return as_numpy(F.linear(_t(inputs["x"]), _t(inputs["weight"]), bias))
 
 
 @implementation.function("inner_product_8i")
@@ -50,4 +50,4 @@ def inner_product_8i(case: Any, inputs: dict[str, Any]) -> np.ndarray:
         raise Unsupported("pairwise int16 saturation (8iOverflow/8iNarrowed): torch has no such arithmetic")
     src = torch.from_numpy(np.asarray(inputs["src"]).astype(np.int64))
     weight = torch.from_numpy(np.asarray(inputs["weight"]).astype(np.int64))
-    return (src @ weight.T).numpy().astype(np.int32)
+    return as_numpy(src @ weight.T).astype(np.int32)

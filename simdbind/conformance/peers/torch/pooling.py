@@ -15,14 +15,14 @@ output size, and the edge group (Simd's NaN order and -inf under the -FLT_MAX fl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from simdbind.conformance.api import Unsupported
-from simdbind.conformance.peers.torch import implementation
+from simdbind.conformance.peers.torch import as_numpy, implementation
 
 
 def _to_nchw(x: np.ndarray, layout: str) -> tuple[torch.Tensor, bool]:
@@ -53,7 +53,7 @@ def _geometry(case: Any) -> tuple[tuple[int, int], tuple[int, int], tuple[int, i
     return (p["ky"], p["kx"]), (p["sy"], p["sx"]), (p["pad_left"], p["pad_right"], p["pad_top"], p["pad_bottom"])
 
 
-def _crop(y: torch.Tensor, image: tuple[int, int], stride: tuple[int, int], pads: tuple[int, int, int, int],
+def _crop(y: torch.Tensor, image: Sequence[int], stride: tuple[int, int], pads: tuple[int, int, int, int],
           ceil: bool) -> torch.Tensor:
     """After explicit padding, torch's ceil-mode rule (the last window starts inside the image or its begin pad)
     sees the end pads as image: apply it to the real geometry again."""
@@ -94,7 +94,7 @@ def pooling_average(case: Any, inputs: dict[str, Any]) -> np.ndarray:
         else:
             y = total / float(kernel[0] * kernel[1])
         y = _crop(y, tuple(t.shape[-2:]), stride, pads, ceil)
-    return _from_nchw(y, case.layout, batched).numpy()
+    return as_numpy(_from_nchw(y, case.layout, batched))
 
 
 def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
@@ -105,7 +105,7 @@ def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
     channel = (p.get("kc", 1), p.get("sc", 1), p.get("pc_begin", 0), p.get("pc_end", 0))
     explicit = padding is None
     image = tuple(t.shape[-2:])
-    if explicit:
+    if padding is None:
         t, padding = F.pad(t, pads, value=float("-inf")), (0, 0)
     if channel == (1, 1, 0, 0):
         y = F.max_pool2d(t, kernel, stride, padding, ceil_mode=p["ceil"])
@@ -117,23 +117,23 @@ def _max(case: Any, x32: np.ndarray) -> torch.Tensor:
         y = y.squeeze(1)
     if explicit:
         y = _crop(y, image, stride, pads, p["ceil"])
-    # Simd's maximum starts at -FLT_MAX (spec 3.12.3): a window of padding only gives -FLT_MAX, not -inf.
+    # Simd's maximum starts at -FLT_MAX: a window of padding only gives -FLT_MAX, not -inf.
     y = torch.clamp(y, min=-float(np.finfo(np.float32).max))
     return _from_nchw(y, case.layout, batched)
 
 
 @implementation.function("pooling_max32f")
 def pooling_max32f(case: Any, inputs: dict[str, Any]) -> np.ndarray:
-    return _max(case, np.asarray(inputs["x"], np.float32)).numpy()
+    return as_numpy(_max(case, np.asarray(inputs["x"], np.float32)))
 
 
 @implementation.function("pooling_max16b")
 def pooling_max16b(case: Any, inputs: dict[str, Any]) -> np.ndarray:
     bits = np.ascontiguousarray(inputs["x"]).view(np.uint16)
-    y = _max(case, (bits.astype(np.uint32) << 16).view(np.float32)).numpy()
+    y = as_numpy(_max(case, (bits.astype(np.uint32) << 16).view(np.float32)))
     return (y.view(np.uint32) >> 16).astype(np.uint16)  # the maxima are bf16 values: exact
 
 
 @implementation.function("pooling_max8u")
 def pooling_max8u(case: Any, inputs: dict[str, Any]) -> np.ndarray:
-    return _max(case, np.asarray(inputs["x"]).astype(np.float32)).numpy().astype(np.uint8)
+    return as_numpy(_max(case, np.asarray(inputs["x"]).astype(np.float32))).astype(np.uint8)
