@@ -302,7 +302,7 @@ F32 = np.dtype(np.float32)
 class Bindings:
     """What wrappers need from one library on every call, looked up once (see :func:`bindings`)."""
 
-    __slots__ = ("library", "ffi", "from_buffer", "null", "f32", "functions", "cache", "plans")
+    __slots__ = ("library", "ffi", "from_buffer", "null", "f32", "functions", "cache", "plans", "plan_get")
 
     def __init__(self, library: Any) -> None:
         ffi = library.ffi
@@ -313,7 +313,8 @@ class Bindings:
         self.f32 = ffi.typeof("float[]")
         self.functions: dict[str, Any] = {}
         self.cache: dict[Any, Any] = {}  # wrapper-owned cdata of constant, read-only arrays
-        self.plans = PlanCache()  # per parameter tuple: what the checks derived (see plan_for)
+        self.plans = PlanCache()  # per parameter tuple: what the checks derived (see run_planned)
+        self.plan_get = self.plans.get  # the hot path's lookup: one attribute (None keys are never stored)
 
     def function(self, name: str) -> Any:
         """The C function `name` (``library.function``'s errors when absent), cached."""
@@ -371,7 +372,8 @@ def fast_key(name: str) -> str:
 
 # -- plans: checks derived from the scalar arguments, done once per parameter tuple -------------------------------
 # A wrapper with a planned fast path builds `plan_key(...)` from its scalar arguments (and what it read from its
-# arrays: dtype, shape) and looks it up with `plan_for`. On a hit the plan holds everything its ordinary checks
+# arrays: dtype, shape) and runs the plan cached under it with `run_planned` (one-shot functions that cache a
+# whole context look it up with `plan_for`). On a hit the plan holds everything its ordinary checks
 # derived from those arguments (output shape and dtype, the C function's address, its size_t arguments packed);
 # the arrays are still checked on every call (exact ndarray, dtype identity and shapes here, contiguity, planned
 # byte lengths, writability and overlap in `planned_call`, i.e. simdbind._fastcall.call). Anything unplanned or
@@ -383,23 +385,32 @@ plan_key: Any = getattr(_fastcall, "key", None)
 #: ``planned_call(kind, address, plan, *arrays)``: True when the C function ran, else None (nothing written).
 planned_call: Any = getattr(_fastcall, "call", None)
 CALL = {name: getattr(_fastcall, name) for name in dir(_fastcall) if name.startswith("CALL_")}
+_Library, _ndarray, _zeros = _library.Library, np.ndarray, np.zeros
 
 
 def plan_for(library: Any, key: Any) -> Any:
     """The plan cached under `key` for `library` (None: the default library, if loaded), else None."""
     lib = _library._default if library is None else library
-    if key is None or type(lib) is not _library.Library or lib._bindings is None:
+    if type(lib) is not _Library or lib._bindings is None:
         return None
-    return lib._bindings.plans.get(key)
+    return lib._bindings.plan_get(key)
 
 
-def run_plan(plan: Any, out: Any, *arrays: Any) -> Any:
-    """The result of `plan` (kind, address, C arguments, result shape, result dtype) on the read `arrays`, written
-    to `out` or to new zeros (an external library may leave elements unwritten); None when not handled."""
+def run_planned(library: Any, key: Any, out: Any, *arrays: Any) -> Any:
+    """The result of the plan (kind, address, C arguments, result shape, result dtype) cached under `key` for
+    `library` (None: the default library) on the read `arrays`, written to `out` or to new zeros (an external
+    library may leave elements unwritten); None when there is no plan or it does not take these arrays."""
+    lib = _library._default if library is None else library
+    if type(lib) is not _Library:
+        return None
+    c = lib._bindings
+    plan = None if c is None else c.plan_get(key)
+    if plan is None:
+        return None
     kind, address, data, shape, dtype = plan
     if out is None:
-        result = np.zeros(shape, dtype)
-    elif type(out) is np.ndarray and out.dtype is dtype and out.shape == shape:
+        result = _zeros(shape, dtype)
+    elif type(out) is _ndarray and out.dtype is dtype and out.shape == shape:
         result = out
     else:
         return None
@@ -407,7 +418,7 @@ def run_plan(plan: Any, out: Any, *arrays: Any) -> Any:
 
 
 def make_plan(library: Any, kind: str, function: str, result: np.ndarray, *values: int) -> Any:
-    """The plan of a C call just made on `library` with size_t arguments `values`, for :func:`run_plan`; None
+    """The plan of a C call just made on `library` with size_t arguments `values`, for :func:`run_planned`; None
     when there is no planned call (extension not built, or a library object that is not a Library)."""
     address = c_address(library, function)
     return (CALL[kind], address, pack_plan(*values), result.shape, result.dtype) if address else None

@@ -246,11 +246,9 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
     key = None
     if type(x) is _ndarray and _checks.plan_key is not None:  # a planned call: see "plans" in _checks.py
         key = _checks.plan_key(x.dtype, "softmax", x.shape, axis)
-        plan = _checks.plan_for(library, key)
-        if plan is not None:
-            found = _checks.run_plan(plan, out, x)
-            if found is not None:
-                return found  # type: ignore[no-any-return]
+        found = _checks.run_planned(library, key, out, x)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
     # Fast path without the extension (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, an
     # int axis, no `out` or a distinct owning one of its shape. It only accepts; anything else takes the full checks.
     if _checks.plan_key is None and type(x) is _ndarray and x.dtype is F32 and type(axis) is int and (

@@ -33,8 +33,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from simdbind import _routes
 from simdbind._checks import (CALL, F32, FloatArray, c_address, flag, input_array, library_arg, make_plan,
-                              output_array, pack_plan, plan_for, plan_key, planned_call, remember, reported_size,
-                              run_plan, size_arg)
+                              output_array, pack_plan, plan_key, planned_call, remember, reported_size,
+                              run_planned, size_arg)
 from simdbind._context import NativeContext
 from simdbind._routes import upstream_b_route
 from simdbind.activation import ActivationSpec, as_spec, resolve
@@ -268,12 +268,10 @@ def inner_product(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None
     if type(x) is _ndarray and type(weight) is _ndarray and plan_key is not None:  # see "plans" in _checks.py
         if bias is None:
             key = plan_key((x.dtype, weight.dtype), "inner_product", x.shape, weight.shape)
-            plan = plan_for(library, key)
-            found = None if plan is None else run_plan(plan, out, x, weight, None)
+            found = run_planned(library, key, out, x, weight, None)
         elif type(bias) is _ndarray:
             key = plan_key((x.dtype, weight.dtype, bias.dtype), "inner_product", x.shape, weight.shape, bias.shape)
-            plan = plan_for(library, key)
-            found = None if plan is None else run_plan(plan, out, x, weight, bias)
+            found = run_planned(library, key, out, x, weight, bias)
         else:
             found = None
         if found is not None:
@@ -342,8 +340,7 @@ def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str
     if type(src_u8) is _ndarray and type(weight_i8) is _ndarray and plan_key is not None:  # "plans", _checks.py
         key = plan_key((src_u8.dtype, weight_i8.dtype), "inner_product_8i", src_u8.shape, weight_i8.shape,
                        compatibility, emulate_precise)
-        plan = plan_for(library, key)
-        found = None if plan is None else run_plan(plan, out, src_u8, weight_i8)
+        found = run_planned(library, key, out, src_u8, weight_i8)
         if found is not None:
             return found  # type: ignore[no-any-return]
     w = input_array(weight_i8, "weight_i8", np.int8)

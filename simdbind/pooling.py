@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike, NDArray
 import numpy as np
 
 from simdbind._checks import (Pads, any_array, begin_end, flag, is_bf16, layout as layout_arg, library_arg,
-                              make_plan, output_array, pads, plan_for, plan_key, remember, run_plan,
+                              make_plan, output_array, pads, plan_key, remember, run_planned,
                               size_arg, yx_pair)
 from simdbind._routes import max32f_route
 from simdbind.enums import TensorFormat
@@ -152,9 +152,9 @@ def pooling_average(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int 
     key = None
     if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _checks.py
         key = plan_key(x.dtype, "pooling_average", x.shape, kernel, stride, exclude_pad, pad, layout, ceil_mode)
-        result = _planned(library, key, x, out)
+        result = run_planned(library, key, out, x)
         if result is not None:
-            return result
+            return result  # type: ignore[no-any-return]
     fmt = _layout(layout)
     x = any_array(x, "x")
     if x.dtype != np.float32:
@@ -201,9 +201,9 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
     if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _checks.py
         key = plan_key(x.dtype, "pooling_max", x.shape, kernel, stride, pad, layout, ceil_mode, kernel_c, stride_c,
                        pad_c)
-        result = _planned(library, key, x, out)
+        result = run_planned(library, key, out, x)
         if result is not None:
-            return result
+            return result  # type: ignore[no-any-return]
     fmt = _layout(layout)
     x = any_array(x, "x")
     dtype = x.dtype
@@ -257,12 +257,6 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
 
 
 # -- plans (see "plans" in _checks.py) ------------------------------------------------------------------------------
-def _planned(library: Any, key: Any, x: np.ndarray, out: Any) -> Any:
-    """The result of a call planned under `key`, or None (not planned, or an array the plan does not take)."""
-    plan = plan_for(library, key)
-    return None if plan is None else run_plan(plan, out, x)
-
-
 def _plan(library: Any, key: Any, kind: str, function: str, result: np.ndarray, *values: int) -> None:
     """Remember the C call just made (its size_t arguments `values`) for the parameters of `key`."""
     if key is not None:
