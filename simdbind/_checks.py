@@ -30,7 +30,13 @@
 #   (as a keyword it costs ~200 ns); one `out.flags` serves `writeable` and `owndata`; two distinct arrays that
 #   both own their data cannot overlap (~80 ns per array), cdata pointer comparisons are ~60 ns each,
 #   `np.may_share_memory` ~300 ns per pair; a Python list where C wants `float **` (no `ffi.new` per call).
-#   softmax still works this way.
+#   softmax works this way when the extension is not built.
+# - Every other wrapper (pooling, softmax, gather, the inner products, the convolution) runs a *plan* ("plans"
+#   below): what its checks derived from one tuple of scalar arguments, cached per library, called through
+#   `_fastcall.call` (a typed C call per function, arrays exported and checked there). Tiny inputs, thread time:
+#   pooling_max 7.1 -> 1.0 us (PyTorch's max_pool2d 1.6), gather_elements 10.4 -> 1.15 (torch.gather 1.25),
+#   conv2d 22.5 -> 2.0 (F.conv2d 2.3). Per hit: the typed key ~140 ns, the lookup ~110 ns (a tuple key hashes
+#   on every call), the out checks ~100 ns, the C call with two arrays ~160 ns.
 # - Mixed-type dict keys are slow: a dict holding both IntEnum and str keys makes `d.get("sum")` call
 #   IntEnum.__eq__ on hash collisions (~110 ns vs ~50 ns for a str-only dict).
 
