@@ -394,6 +394,7 @@ class Convolution32f(NativeContext):
             return None
         shape = x.shape
         full, full_out = self._batch_shapes
+        out_shape: tuple[int, ...]
         if shape == full:
             out_shape = full_out
         elif shape == self.src_shape and self.batch == 1:
