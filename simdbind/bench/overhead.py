@@ -1,9 +1,11 @@
-"""Per-call overhead of the Pythonic layer: a tiny call through simdbind vs the raw cffi call to the same C
-function vs NumPy's ufunc on the same 16 floats.
+"""Per-call overhead of the Pythonic layer on tiny inputs.
 
-Implementations per library: the simdbind call (the row with the budget), ``raw cffi`` (the C function called
-with cdata built once: the floor), ``raw cffi from arrays`` (what calling cffi by hand costs with NumPy arrays:
-``ffi.from_buffer`` per array on each call). The budget: simdbind <= 1.5 x raw cffi + 1 us.
+eltwise and unary on 16 floats: the simdbind call (the row with the budget), ``raw cffi`` (the C function called
+with cdata built once: the floor), ``raw cffi from arrays`` (``ffi.from_buffer`` per array on each call), NumPy's
+ufunc and PyTorch. The budget: simdbind <= 1.5 x raw cffi + 1 us.
+
+Pooling, softmax, gather, the inner products and the convolution (:func:`tiny_cases`): the simdbind call beside its
+raw cffi call and PyTorch's equivalent; the target is at or below PyTorch's time per call.
 """
 
 from __future__ import annotations
