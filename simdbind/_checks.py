@@ -442,15 +442,14 @@ def c_address(library: Any, name: str) -> int:
     not a Library (test doubles wrap a library's functions: they must be called through the object)."""
     if planned_call is None or type(library) is not _library.Library:
         return 0
-    c = bindings(library)
-    key = f"address {name}"
-    found = c.cache.get(key)
+    c = library._bindings or bindings(library)
+    found = c.cache.get(name)  # keyed by the C name itself: wrappers' own keys are not C names
     if found is None:
         ffi = c.ffi
         fn = c.function(name)
         if not isinstance(fn, ffi.CData):  # API mode: a built-in function; ABI mode: already a pointer
             fn = ffi.addressof(library.lib, name)
-        found = c.cache[key] = int(ffi.cast("uintptr_t", fn))
+        found = c.cache[name] = int(ffi.cast("uintptr_t", fn))
     return int(found)
 
 

@@ -37,6 +37,10 @@ _WEIGHT_NAMES = {"nchw": "nchw", "oihw": "nchw", "nhwc": "nhwc", "hwio": "nhwc"}
 _ndarray, _zeros = np.ndarray, np.zeros
 
 
+#: Largest weights + scratch (floats) of a context that conv2d keeps for its parameter tuple: the per-call overhead
+#: matters on small convolutions, while up to PlanCache.limit large ones would hold gigabytes.
+CACHED_CONV_FLOATS = 1 << 16
+
 #: Floats of zeros before src for upstream's GemmNT (it was seen reading 7 before; one 512-bit vector covers it).
 SRC_GUARD = 16
 
@@ -505,7 +509,7 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, st
     except BaseException:
         context.close()
         raise
-    if key is None or not context._reloadable:
+    if key is None or not context._reloadable or w.size + context._external > CACHED_CONV_FLOATS:
         context.close()
     else:
         remember(context.library, key, context)

@@ -305,3 +305,16 @@ def test_inner_product_context_forward_keeps_its_b_rules(lib):
         np.testing.assert_allclose(ip.forward(a), first, rtol=1e-5, atol=1e-6)  # packed B: other summation order
         with pytest.raises(ArgumentError, match="B: must be None"):
             ip.forward(a, b)
+
+
+def test_conv2d_keeps_only_small_contexts(lib):
+    from simdbind.convolution import CACHED_CONV_FLOATS
+
+    x = img((1, 64, 8, 8))
+    small = np.ones((4, 64, 1, 1), np.float32)
+    large = np.ones((CACHED_CONV_FLOATS // 9 + 64, 64, 3, 3), np.float32) / 576
+    simdbind.conv2d(x, small, library=lib)
+    assert len(plans(lib)) == 1
+    got = simdbind.conv2d(x, large, pad=1, library=lib)
+    assert len(plans(lib)) == 1  # closed after its call, not kept
+    np.testing.assert_allclose(got[0, :, 4, 4], x[0, :, 3:6, 3:6].sum() / 576, rtol=1e-4)
