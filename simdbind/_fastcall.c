@@ -403,14 +403,15 @@ enum {
                               arrays: data, index, out. Every index must be in [-srcCount, srcCount). */
     CALL_INNER_LAYER = 5,  /* plan: rows, size, count, has bias; arrays: x, weight, bias or None, out */
     CALL_INNER_8I = 6,     /* plan: M, N, K, compatibility; arrays: src, weight, dst */
-    CALL_CONV32F = 7,      /* plan: context, src bytes, buffer bytes (at least), dst bytes; arrays: src, buf, dst */
+    CALL_CONV32F = 7,      /* plan: context, src bytes, buffer bytes (at least), dst bytes, zero dst first;
+                              arrays: src, buf, dst */
     CALL_SOFTMAX32F = 8,   /* plan: outer, count, inner; arrays: src, dst */
-    CALL_IP32F = 9,        /* plan: context, A bytes, B bytes (0: NULL), buf bytes (0: NULL), C bytes;
+    CALL_IP32F = 9,        /* plan: context, A bytes, B bytes (0: NULL), buf bytes (0: NULL), C bytes, zero C first;
                               arrays: A, B or None, buf or None, C */
     CALL_KINDS = 10
 };
 #define MAX_ARRAYS 4
-static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 6, 4, 4, 4, 3, 5};
+static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 6, 4, 4, 5, 3, 6};
 static const int READS[CALL_KINDS] = {1, 1, 1, 1, 2, 3, 2, 1, 1, 2};
 static const int ARRAYS[CALL_KINDS] = {2, 2, 2, 2, 3, 4, 3, 3, 2, 4};
 
@@ -581,6 +582,9 @@ static PyObject *fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
         ok = (p[4] == 4 || p[4] == 8) && indices_in_range(&views[1], p[4], p[5]);
     if (ok && kind == CALL_INNER_LAYER && p[3] != 0)
         ok = held[2];
+    /* libraries whose kernels read dst before writing it (upstream's GEMM) get it zeroed, once every check passed */
+    if (ok && ((kind == CALL_CONV32F && p[4]) || (kind == CALL_IP32F && p[5])))
+        memset(bufs[count - 1], 0, (size_t)views[count - 1].len);
     if (ok) {
         if (total >= RELEASE_BYTES) {
             Py_BEGIN_ALLOW_THREADS

@@ -252,12 +252,12 @@ class Convolution32f(NativeContext):
         # never lets happen (every call brings a scratch of its thread).
         # The planned forward (see "plans" in _checks.py): a context that no route changes, called as it is.
         self._batch_shapes = ((self.batch, *self.src_shape), (self.batch, *self.dst_shape))
-        plain = route == _routes.ConvolutionRoute() and not (self._zero_out or self._guard_src)
+        plain = route == _routes.ConvolutionRoute() and not self._guard_src
         address = c_address(library, "SimdSynetConvolution32fForward")
         self._fast_plan = None if not (plain and address) else (
             CALL["CALL_CONV32F"], address, pack_plan(
                 int(ffi.cast("uintptr_t", ctx)), 4 * batch * src_c * src_h * src_w, 4 * self._external,
-                4 * batch * dst_c * dst_h * dst_w))
+                4 * batch * dst_c * dst_h * dst_w, int(self._zero_out)))
         # conv2d may reuse the context with its caller's weights where they need no guard of zeros before them.
         self._reloadable = self._fast_plan is not None and not guarded
         self._reload_lock = threading.Lock()  # conv2d's SetParams + Forward on a cached context (see _reloaded)

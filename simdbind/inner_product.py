@@ -142,10 +142,10 @@ class InnerProduct32f(NativeContext):
             for name in ("SimdSynetInnerProduct32fInternalBufferSize", "SimdSynetInnerProduct32fExternalBufferSize"))
         # The planned forward (see "plans" in _checks.py) where no route changes the call.
         address = c_address(self.library, "SimdSynetInnerProduct32fForward")
-        plain = not (self._defect_route or self._guard_b or self._zero_out)
+        plain = not (self._defect_route or self._guard_b)
         self._fast_plan = None if not (plain and address) else (CALL["CALL_IP32F"], address, pack_plan(
             int(ffi.cast("uintptr_t", pointer)), 4 * self.M * self.K, 0 if self.const_b else 4 * self.K * self.N,
-            4 * self.external_buffer_size, 4 * self.M * self.N))
+            4 * self.external_buffer_size, 4 * self.M * self.N, int(self._zero_out)))
         self._own(handle, isa=isa, serialised=True)
 
     def _fast_forward(self, A: Any, B: Any, out: Any) -> Any:
