@@ -13,10 +13,17 @@ How the lifetime stays safe without bookkeeping that a signal could break:
   there for ever, so every live context gets a fresh lock in the child (``os.register_at_fork``).
 * A copy would share the C context (closing either frees it under the other), so copy, deepcopy and pickle raise
   :class:`~simdbind.errors.ContextCopyError`.
+
+:class:`PlanCache` keeps what a wrapper derived from one parameter tuple (checked geometry, C arguments, and for
+the one-shot functions a whole context) so that repeated calls skip the derivation, never the checks of the
+arrays. Its entries follow the same rules: a cached context is released when its entry is evicted or the cache is
+cleared and the last call using it has returned; a forked child starts with empty caches (a context the parent
+was using at the fork is not reused), and every cache is cleared at exit, while the libraries are still loaded.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import weakref
@@ -27,19 +34,66 @@ from simdbind.errors import ContextClosedError, ContextCopyError
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["NativeContext"]
+__all__ = ["NativeContext", "PlanCache"]
 
 #: Contexts that have a lock: the ones whose lock the child of a fork must replace.
 _LOCKED: "weakref.WeakSet[NativeContext]" = weakref.WeakSet()
 
 
+#: Every plan cache: the ones a fork or the exit clears.
+_CACHES: "weakref.WeakSet[PlanCache]" = weakref.WeakSet()
+
+
 def _fresh_locks_in_child() -> None:
     for context in list(_LOCKED):
         context._lock = threading.Lock()
+    for cache in list(_CACHES):
+        cache._after_fork()
 
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_fresh_locks_in_child)
+
+
+class PlanCache:
+    """A bounded map from a plan key (``simdbind._fastcall.key``: plain arguments only, so that equal keys mean
+    arguments the checks treat alike) to a wrapper's plan. ``get`` is a plain dict lookup (atomic under the GIL,
+    no lock on the hot path); ``put`` evicts the oldest entries beyond `limit` under a lock."""
+
+    __slots__ = ("limit", "_entries", "_lock", "get", "__weakref__")
+
+    def __init__(self, limit: int = 128) -> None:
+        self.limit = limit
+        self._entries: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+        self.get = self._entries.get
+        _CACHES.add(self)
+
+    def put(self, key: Any, plan: Any) -> None:
+        if key is None:
+            return
+        with self._lock:
+            entries = self._entries
+            while len(entries) >= self.limit:
+                del entries[next(iter(entries))]  # the oldest entry (dicts keep insertion order)
+            entries[key] = plan
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()  # another thread of the parent may have held it
+        self._entries.clear()
+
+
+@atexit.register
+def _clear_caches() -> None:
+    for cache in list(_CACHES):
+        cache.clear()
 
 
 class NativeContext:

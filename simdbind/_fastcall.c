@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../csrc/simd_synet.h" /* the prototypes: every function pointer below is typed from them */
+
 typedef void (*eltwise_fn)(const float *const *src, const float *weight, size_t count, size_t size, int type,
                            float *dst);
 typedef void (*unary_fn)(const float *src, size_t size, int type, float *dst);
@@ -323,6 +325,283 @@ done:
     return result;
 }
 
+/* ---- plan keys -------------------------------------------------------------------------------------------
+ * key(prefix, *args) -> (prefix, *args) with True/False replaced by private tags, or None when an argument is not
+ * plain. A wrapper caches what its checks derived from its scalar arguments (a "plan") under this key, so a key
+ * must never equal the key of arguments that the checks treat differently. Python's == does not keep types apart
+ * (1 == True == 1.0, 0 == TensorFormat.NCHW), so only plain values are accepted: exact int, exact str, None, True,
+ * False (as tags: never equal to an int) and exact tuples of plain values, up to 2 levels deep. Anything else
+ * (floats, subclasses, NumPy scalars, lists) means None: the wrapper then checks every argument the long way.
+ * `prefix` is taken as it is: the caller puts there what it read from arrays (dtype, shapes), never user
+ * scalars. */
+static PyObject *true_tag, *false_tag; /* object() instances: equal only to themselves */
+
+static PyObject *plain(PyObject *obj, int depth)
+{
+    if (obj == Py_True)
+        return Py_NewRef(true_tag);
+    if (obj == Py_False)
+        return Py_NewRef(false_tag);
+    if (obj == Py_None || PyLong_CheckExact(obj) || PyUnicode_CheckExact(obj))
+        return Py_NewRef(obj);
+    if (depth < 2 && PyTuple_CheckExact(obj)) {
+        Py_ssize_t n = PyTuple_Size(obj);
+        PyObject *copy = PyTuple_New(n);
+        if (copy == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *item = plain(PyTuple_GetItem(obj, i), depth + 1);
+            if (item == NULL) {
+                Py_DECREF(copy);
+                return NULL;
+            }
+            PyTuple_SetItem(copy, i, item); /* steals */
+        }
+        return copy;
+    }
+    return NULL;
+}
+
+static PyObject *fast_key(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs < 1 || true_tag == NULL)
+        Py_RETURN_NONE;
+    PyObject *key = PyTuple_New(nargs);
+    if (key == NULL)
+        return NULL;
+    PyTuple_SetItem(key, 0, Py_NewRef(args[0]));
+    for (Py_ssize_t i = 1; i < nargs; i++) {
+        PyObject *item = plain(args[i], 0);
+        if (item == NULL) {
+            Py_DECREF(key);
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        PyTuple_SetItem(key, i, item);
+    }
+    return key;
+}
+
+/* ---- planned calls --------------------------------------------------------------------------------------------
+ * call(kind, address, plan, *arrays) -> True when the C function ran, None when not handled (nothing written).
+ * `plan` is a bytes object of size_t values that the wrapper derived from checked arguments once per parameter
+ * tuple (layout per kind below); `arrays` are the buffers, read ones first, then the written ones (None where
+ * the C function takes NULL). Per array it accepts only an exact numpy.ndarray exporting a C-contiguous buffer of
+ * the planned byte length (written ones: writable), and no written buffer may share a byte with any other
+ * buffer of the call. The wrapper checks the dtypes (their identity) before; everything else about the call was
+ * decided by the plan's checks. */
+enum {
+    CALL_POOL_AVERAGE = 0, /* plan: n, src bytes, dst bytes (per image), srcC, srcH, srcW, kY, kX, sY, sX, pY, pX,
+                              dstH, dstW, excludePad, format; arrays: src, dst */
+    CALL_POOL_MAX32F = 1,  /* plan: n, src bytes, dst bytes, srcC, srcH, srcW, kC, kY, kX, sC, sY, sX, pC, pY, pX,
+                              dstC, dstH, dstW, format; arrays: src, dst */
+    CALL_POOL_MAX16B = 2,  /* plan: n, src bytes, dst bytes, srcC, srcH, srcW, kY, kX, sY, sX, pY, pX, dstH, dstW,
+                              format; arrays: src, dst */
+    CALL_POOL_MAX8U = 3,   /* as CALL_POOL_MAX16B */
+    CALL_GATHER = 4,       /* plan: context, data bytes, index bytes, out bytes, index item size (4 or 8), srcCount;
+                              arrays: data, index, out. Every index must be in [-srcCount, srcCount). */
+    CALL_INNER_LAYER = 5,  /* plan: rows, size, count, has bias; arrays: x, weight, bias or None, out */
+    CALL_INNER_8I = 6,     /* plan: M, N, K, compatibility; arrays: src, weight, dst */
+    CALL_CONV32F = 7,      /* plan: context, src bytes, buffer bytes (at least), dst bytes, zero dst first;
+                              arrays: src, buf, dst */
+    CALL_SOFTMAX32F = 8,   /* plan: outer, count, inner; arrays: src, dst */
+    CALL_IP32F = 9,        /* plan: context, A bytes, B bytes (0: NULL), buf bytes (0: NULL), C bytes, zero C first;
+                              arrays: A, B or None, buf or None, C */
+    CALL_KINDS = 10
+};
+#define MAX_ARRAYS 4
+static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 6, 4, 4, 5, 3, 6};
+static const int READS[CALL_KINDS] = {1, 1, 1, 1, 2, 3, 2, 1, 1, 2};
+static const int ARRAYS[CALL_KINDS] = {2, 2, 2, 2, 3, 4, 3, 3, 2, 4};
+
+/* Export `obj` (an exact ndarray, C-contiguous) into `view`; 1: exported, 0: not (no error set). */
+static int get_any(PyObject *obj, Py_buffer *view, int writable)
+{
+    if (ndarray_type == NULL || (PyObject *)Py_TYPE(obj) != ndarray_type)
+        return 0;
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (view->buf == NULL && view->len > 0) {
+        PyBuffer_Release(view);
+        return 0;
+    }
+    return 1;
+}
+
+/* Every index of `view` (int32 or int64) in [-count, count). */
+static int indices_in_range(const Py_buffer *view, size_t item, size_t count)
+{
+    Py_ssize_t n = view->len / (Py_ssize_t)item;
+    int64_t high = (int64_t)count, low = -high;
+    if (item == 4) {
+        const int32_t *p = (const int32_t *)view->buf;
+        int32_t lo = INT32_MAX, hi = INT32_MIN;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            lo = p[i] < lo ? p[i] : lo;
+            hi = p[i] > hi ? p[i] : hi;
+        }
+        return n == 0 || (lo >= low && hi < high);
+    }
+    const int64_t *p = (const int64_t *)view->buf;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        lo = p[i] < lo ? p[i] : lo;
+        hi = p[i] > hi ? p[i] : hi;
+    }
+    return n == 0 || (lo >= low && hi < high);
+}
+
+static void run(long kind, void *fn, const size_t *p, void *const *b)
+{
+    switch (kind) {
+    case CALL_POOL_AVERAGE:
+        for (size_t i = 0; i < p[0]; i++)
+            ((__typeof__(&SimdSynetPoolingAverage))fn)((const float *)((const char *)b[0] + i * p[1]), p[3], p[4],
+                p[5], p[6], p[7], p[8], p[9], p[10], p[11], (float *)((char *)b[1] + i * p[2]), p[12], p[13],
+                (SimdBool)p[14], (SimdTensorFormatType)p[15]);
+        break;
+    case CALL_POOL_MAX32F:
+        for (size_t i = 0; i < p[0]; i++)
+            ((__typeof__(&SimdSynetPoolingMax32f))fn)((const float *)((const char *)b[0] + i * p[1]), p[3], p[4],
+                p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14],
+                (float *)((char *)b[1] + i * p[2]), p[15], p[16], p[17], (SimdTensorFormatType)p[18]);
+        break;
+    case CALL_POOL_MAX16B:
+        for (size_t i = 0; i < p[0]; i++)
+            ((__typeof__(&SimdSynetPoolingMax16b))fn)((const uint16_t *)((const char *)b[0] + i * p[1]), p[3],
+                p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], (uint16_t *)((char *)b[1] + i * p[2]), p[12],
+                p[13], (SimdTensorFormatType)p[14]);
+        break;
+    case CALL_POOL_MAX8U:
+        for (size_t i = 0; i < p[0]; i++)
+            ((__typeof__(&SimdSynetPoolingMax8u))fn)((const uint8_t *)((const char *)b[0] + i * p[1]), p[3],
+                p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], (uint8_t *)((char *)b[1] + i * p[2]), p[12],
+                p[13], (SimdTensorFormatType)p[14]);
+        break;
+    case CALL_GATHER:
+        ((__typeof__(&SimdSynetGatherElementsForward))fn)((void *)p[0], (const uint8_t *)b[0],
+            (const uint8_t *)b[1], (uint8_t *)b[2]);
+        break;
+    case CALL_INNER_LAYER:
+        for (size_t i = 0; i < p[0]; i++)
+            ((__typeof__(&SimdSynetInnerProductLayerForward))fn)((const float *)b[0] + i * p[1],
+                (const float *)b[1], (const float *)b[2], p[2], p[1], (float *)b[3] + i * p[2]);
+        break;
+    case CALL_INNER_8I:
+        ((__typeof__(&SimdSynetInnerProduct8i))fn)(p[0], p[1], p[2], (const uint8_t *)b[0], (const int8_t *)b[1],
+            (int32_t *)b[2], (SimdSynetCompatibilityType)p[3]);
+        break;
+    case CALL_CONV32F:
+        ((__typeof__(&SimdSynetConvolution32fForward))fn)((void *)p[0], (const float *)b[0], (float *)b[1],
+            (float *)b[2]);
+        break;
+    case CALL_SOFTMAX32F:
+        ((__typeof__(&SimdSynetSoftmax32f))fn)((const float *)b[0], p[0], p[1], p[2], (float *)b[1]);
+        break;
+    case CALL_IP32F:
+        ((__typeof__(&SimdSynetInnerProduct32fForward))fn)((void *)p[0], (const float *)b[0], (const float *)b[1],
+            (float *)b[2], (float *)b[3]);
+        break;
+    }
+}
+
+/* The byte length array `i` of a call of `kind` must have under plan `p`; -1: at least p[3] (the conv buffer). */
+static size_t planned_bytes(long kind, const size_t *p, int i, int *at_least)
+{
+    *at_least = 0;
+    switch (kind) {
+    case CALL_POOL_AVERAGE: case CALL_POOL_MAX32F: case CALL_POOL_MAX16B: case CALL_POOL_MAX8U:
+        return p[0] * p[1 + i];
+    case CALL_GATHER:
+        return p[1 + i];
+    case CALL_INNER_LAYER: {
+        size_t sizes[4] = {p[0] * p[1] * 4, p[2] * p[1] * 4, p[2] * 4, p[0] * p[2] * 4};
+        return sizes[i];
+    }
+    case CALL_INNER_8I: {
+        size_t sizes[3] = {p[0] * p[2], p[1] * p[2], p[0] * p[1] * 4};
+        return sizes[i];
+    }
+    case CALL_CONV32F:
+        *at_least = i == 1;
+        return p[1 + i];
+    case CALL_SOFTMAX32F:
+        return p[0] * p[1] * p[2] * 4;
+    case CALL_IP32F:
+        return p[1 + i];
+    }
+    return 0;
+}
+
+/* Bytes of work from which the GIL is released around the C call (see RELEASE_THRESHOLD). */
+#define RELEASE_BYTES (RELEASE_THRESHOLD * 4)
+
+static PyObject *fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs < 3)
+        Py_RETURN_NONE;
+    long kind = small_int(args[0], CALL_KINDS - 1);
+    void *fn = address(args[1]);
+    if (kind < 0 || fn == NULL || !PyBytes_CheckExact(args[2]) || nargs != 3 + ARRAYS[kind]
+        || PyBytes_Size(args[2]) != PLAN_SIZE[kind] * (Py_ssize_t)sizeof(size_t))
+        Py_RETURN_NONE;
+    size_t p[20];
+    memcpy(p, PyBytes_AsString(args[2]), (size_t)PLAN_SIZE[kind] * sizeof(size_t));
+    int count = ARRAYS[kind], reads = READS[kind], held[MAX_ARRAYS] = {0}, ok = 1;
+    Py_buffer views[MAX_ARRAYS];
+    void *bufs[MAX_ARRAYS] = {NULL};
+    size_t total = 0;
+    for (int i = 0; i < count && ok; i++) {
+        PyObject *obj = args[3 + i];
+        if (obj == Py_None) {
+            /* NULL only where the C function takes it and the plan says so: the layer's bias, IP32f's B and buf */
+            ok = (kind == CALL_INNER_LAYER && i == 2 && p[3] == 0) || (kind == CALL_IP32F && (i == 1 || i == 2)
+                                                                      && p[1 + i] == 0);
+            continue;
+        }
+        int at_least;
+        size_t bytes = planned_bytes(kind, p, i, &at_least);
+        ok = get_any(obj, &views[i], i >= reads);
+        if (!ok)
+            break;
+        held[i] = 1;
+        size_t len = (size_t)views[i].len;
+        ok = at_least ? len >= bytes : len == bytes;
+        bufs[i] = views[i].buf;
+        total += len;
+    }
+    for (int i = reads; i < count && ok; i++) /* a written buffer shares no byte with any other */
+        for (int j = 0; j < count && ok; j++)
+            if (j != i && held[i] && held[j])
+                ok = !overlap(&views[i], &views[j]);
+    if (ok && kind == CALL_GATHER)
+        ok = (p[4] == 4 || p[4] == 8) && indices_in_range(&views[1], p[4], p[5]);
+    if (ok && kind == CALL_INNER_LAYER && p[3] != 0)
+        ok = held[2];
+    /* libraries whose kernels read dst before writing it (upstream's GEMM) get it zeroed, once every check passed */
+    if (ok && ((kind == CALL_CONV32F && p[4]) || (kind == CALL_IP32F && p[5])))
+        memset(bufs[count - 1], 0, (size_t)views[count - 1].len);
+    if (ok) {
+        if (total >= RELEASE_BYTES) {
+            Py_BEGIN_ALLOW_THREADS
+            run(kind, fn, p, bufs);
+            Py_END_ALLOW_THREADS
+        } else {
+            run(kind, fn, p, bufs);
+        }
+    }
+    for (int i = 0; i < count; i++)
+        if (held[i])
+            PyBuffer_Release(&views[i]);
+    if (!ok)
+        Py_RETURN_NONE;
+    Py_RETURN_TRUE;
+}
+
 /* init(numpy.ndarray, numpy.empty, numpy.dtype("float32")): called once by simdbind on import. */
 static PyObject *fast_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -337,6 +616,12 @@ static PyObject *fast_init(PyObject *self, PyObject *const *args, Py_ssize_t nar
     float32 = Py_NewRef(args[2]);
     for (int i = 0; i < 3; i++)
         Py_XDECREF(old[i]);
+    if (true_tag == NULL) {
+        true_tag = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+        false_tag = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+        if (true_tag == NULL || false_tag == NULL)
+            return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -345,6 +630,10 @@ static PyMethodDef methods[] = {
      "eltwise(address, inputs, weights, op, out) -> array, or None when not handled (see _fastcall.c)"},
     {"unary", (PyCFunction)(void (*)(void))fast_unary, METH_FASTCALL,
      "unary(address, x, op, out) -> array, or None when not handled (see _fastcall.c)"},
+    {"key", (PyCFunction)(void (*)(void))fast_key, METH_FASTCALL,
+     "key(prefix, *args) -> a plan cache key of plain arguments, or None (see _fastcall.c)"},
+    {"call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
+     "call(kind, address, plan, *arrays) -> True, or None when not handled (see _fastcall.c)"},
     {"init", (PyCFunction)(void (*)(void))fast_init, METH_FASTCALL,
      "init(numpy.ndarray, numpy.empty, numpy.dtype('float32'))"},
     {NULL, NULL, 0, NULL},
@@ -366,6 +655,15 @@ PyMODINIT_FUNC PyInit__fastcall(void)
     if (m != NULL && PyModule_AddIntConstant(m, "MAX_INPUTS", MAX_INPUTS) != 0) {
         Py_DECREF(m);
         return NULL;
+    }
+    static const char *const kinds[CALL_KINDS] = {"CALL_POOL_AVERAGE", "CALL_POOL_MAX32F", "CALL_POOL_MAX16B",
+        "CALL_POOL_MAX8U", "CALL_GATHER", "CALL_INNER_LAYER", "CALL_INNER_8I", "CALL_CONV32F", "CALL_SOFTMAX32F",
+        "CALL_IP32F"};
+    for (int i = 0; i < CALL_KINDS && m != NULL; i++) {
+        if (PyModule_AddIntConstant(m, kinds[i], i) != 0) {
+            Py_DECREF(m);
+            return NULL;
+        }
     }
     return m;
 }

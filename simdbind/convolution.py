@@ -22,9 +22,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from simdbind import _routes
-from simdbind._checks import (LAYOUT_NAMES, FloatArray, Pads, input_array, layout as layout_arg, library_arg,
-                              native, output_array, pads as pads_arg, refuse_overlap, reported_size, size_arg,
-                              yx_pair)
+from simdbind._checks import (CALL, F32, LAYOUT_NAMES, FloatArray, Pads, c_address, input_array, layout as layout_arg,
+                              library_arg, native, output_array, pack_plan, pads as pads_arg, plan_for, plan_key,
+                              planned_call, refuse_overlap, remember, reported_size, size_arg, yx_pair)
 from simdbind._context import NativeContext
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
@@ -34,7 +34,12 @@ from simdbind.library import Library
 __all__ = ["Convolution32f", "conv2d", "convert_weight"]
 
 _WEIGHT_NAMES = {"nchw": "nchw", "oihw": "nchw", "nhwc": "nhwc", "hwio": "nhwc"}
+_ndarray, _zeros = np.ndarray, np.zeros
 
+
+#: Largest weights + scratch (floats) of a context that conv2d keeps for its parameter tuple: the per-call overhead
+#: matters on small convolutions, while up to PlanCache.limit large ones would hold gigabytes.
+CACHED_CONV_FLOATS = 1 << 16
 
 #: Floats of zeros before src for upstream's GemmNT (it was seen reading 7 before; one 512-bit vector covers it).
 SRC_GUARD = 16
@@ -245,6 +250,18 @@ class Convolution32f(NativeContext):
         self._scratch = threading.local()
         # Upstream contexts mutate themselves in Forward; ours only when Forward gets no buffer, which forward()
         # never lets happen (every call brings a scratch of its thread).
+        # The planned forward (see "plans" in _checks.py): a context that no route changes, called as it is.
+        self._batch_shapes = ((self.batch, *self.src_shape), (self.batch, *self.dst_shape))
+        plain = route == _routes.ConvolutionRoute() and not self._guard_src
+        address = c_address(library, "SimdSynetConvolution32fForward")
+        self._fast_plan = None if not (plain and address) else (
+            CALL["CALL_CONV32F"], address, pack_plan(
+                int(ffi.cast("uintptr_t", ctx)), 4 * batch * src_c * src_h * src_w, 4 * self._external,
+                4 * batch * dst_c * dst_h * dst_w, int(self._zero_out)))
+        # conv2d may reuse the context with its caller's weights where they need no guard of zeros before them.
+        self._reloadable = self._fast_plan is not None and not guarded
+        self._reload_lock = threading.Lock()  # conv2d's SetParams + Forward on a cached context (see _reloaded)
+        self._internal_flag = internal
         self._own(handle, isa=library.isa, serialised=_routes.serialises_context_calls(library))
 
     @staticmethod
@@ -311,6 +328,10 @@ class Convolution32f(NativeContext):
             Optional scratch: a writeable C-contiguous float32 array of at least :attr:`external_buffer_size`
             elements, overwritten. Without it each thread uses a scratch of its own.
         """
+        if buffer is None:
+            found = self._fast_forward(x, out)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
         handle = self._live()  # a closed context raises before any argument is looked at
         src = input_array(x, "x", np.float32)
         full = (self.batch, *self.src_shape)
@@ -370,6 +391,63 @@ class Convolution32f(NativeContext):
 
     __call__ = forward
 
+    def _fast_forward(self, x: Any, out: Any) -> Any:
+        """:meth:`forward` without `buffer` as one planned call, or None when an argument is not what it takes."""
+        plan, handle = self._fast_plan, self._handle
+        if plan is None or handle is None or type(x) is not _ndarray or x.dtype is not F32:
+            return None
+        shape = x.shape
+        full, full_out = self._batch_shapes
+        out_shape: tuple[int, ...]
+        if shape == full:
+            out_shape = full_out
+        elif shape == self.src_shape and self.batch == 1:
+            out_shape = self.dst_shape
+        else:
+            return None
+        if out is None:
+            result = _zeros(out_shape, F32)
+        elif type(out) is _ndarray and out.dtype is F32 and out.shape == out_shape:
+            result = out
+        else:
+            return None
+        scratch = getattr(self._scratch, "array", None)
+        if scratch is None:
+            scratch = self._thread_scratch()
+        lock = self._lock
+        if lock is None:
+            done = planned_call(plan[0], plan[1], plan[2], x, scratch, result)
+        else:
+            with lock:
+                done = planned_call(plan[0], plan[1], plan[2], x, scratch, result)
+        return result if done else None
+
+    def _reloaded(self, weight: np.ndarray, bias: np.ndarray | None, x: Any, out: Any) -> Any:
+        """conv2d on a cached context: SetParams with the caller's `weight` and `bias` (float32, C-contiguous, of
+        this context's shapes) and the context's own activation params, then the planned forward, both under one lock (other conv2d calls use the same
+        context with their own weights); None when an argument is not what the plan takes."""
+        if not self._reloadable:
+            return None
+        c = self.library._bindings
+        if c is None:
+            return None
+        from_buffer, f32 = c.from_buffer, c.f32
+        try:  # from_buffer refuses non-contiguous arrays (ValueError)
+            pw = from_buffer(f32, weight)
+            pb = c.null if bias is None else from_buffer(f32, bias)
+            pp = c.null if self._params is None else from_buffer(f32, self._params)
+        except ValueError:
+            return None
+        set_params = c.cache.get("conv2d SetParams")
+        if set_params is None:
+            set_params = c.cache["conv2d SetParams"] = c.function("SimdSynetConvolution32fSetParams")
+        with self._reload_lock:
+            handle = self._handle
+            if handle is None:
+                return None
+            set_params(handle, pw, self._internal_flag, pb, pp)
+            return self._fast_forward(x, out)
+
     def _thread_scratch(self) -> np.ndarray:
         scratch = getattr(self._scratch, "array", None)
         if scratch is None:
@@ -390,6 +468,17 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, st
     ``x`` is ``(N, C, H, W)`` / ``(C, H, W)`` for ``"nchw"`` or ``(N, H, W, C)`` / ``(H, W, C)`` for ``"nhwc"``;
     ``weight`` is OIHW for ``"nchw"``, HWIO for ``"nhwc"``; the kernel size and out_channels come from it.
     """
+    key = None
+    if type(x) is _ndarray and type(weight) is _ndarray and x.dtype is F32 and weight.dtype is F32 and (
+            bias is None or (type(bias) is _ndarray and bias.dtype is F32)) and plan_key is not None:
+        # one context per parameter tuple (see "plans" in _checks.py), its weights set from this call's
+        key = plan_key(None if bias is None else bias.shape, "conv2d", x.shape, weight.shape, stride, dilation, pad,
+                       group, activation, params, layout)
+        cached = plan_for(library, key)
+        if cached is not None and (out is None or _apart(out, x, weight, bias)):
+            found = cached._reloaded(weight, bias, x, out)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
     layout = _layout(layout)
     src = input_array(x, "x", np.float32)
     if src.ndim not in (3, 4):
@@ -412,8 +501,30 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, st
             message += (f": that is the {_WEIGHT_LAYOUTS[other].split()[0]} shape of layout={other!r}; pass "
                         f"layout={other!r}, or convert the weights with convert_weight(weight, {other!r}, {layout!r})")
         raise ArgumentError(message)
-    with Convolution32f(src.shape, out_channels, tuple(kernel), stride=stride, dilation=dilation, pad=pad,
-                        group=group, activation=activation, params=params, layout=layout, weight=w, bias=bias,
-                        library=library) as context:
+    context = Convolution32f(src.shape, out_channels, tuple(kernel), stride=stride, dilation=dilation, pad=pad,
+                             group=group, activation=activation, params=params, layout=layout, weight=w, bias=bias,
+                             library=library)
+    try:
         result: FloatArray = context.forward(src, out=out)
+    except BaseException:
+        context.close()
+        raise
+    if key is None or not context._reloadable or w.size + context._external > CACHED_CONV_FLOATS:
+        context.close()
+    else:
+        remember(context.library, key, context)
     return result
+
+
+def _apart(out: Any, *arrays: Any) -> bool:
+    """`out` overlaps none of `arrays` (exact ndarrays or None), by the cheap test when every array owns its
+    memory; otherwise by np.may_share_memory."""
+    if type(out) is not _ndarray:
+        return False
+    owner = out.base is None
+    for array in arrays:
+        if array is None:
+            continue
+        if array is out or not (owner and array.base is None) and np.may_share_memory(out, array):
+            return False
+    return True

@@ -243,9 +243,15 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
     On the bundled library a NaN in a slice makes the slice NaN; +inf entries share the slice's mass equally
     (``[3, inf, 2] -> [0, 1, 0]``); a slice of only -inf is NaN. Other libraries differ there (README).
     """
-    # Fast path (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, an int axis, no `out` or
-    # a distinct owning one of its shape. It only accepts; anything else takes the full checks below.
-    if type(x) is _ndarray and x.dtype is F32 and type(axis) is int and (
+    key = None
+    if type(x) is _ndarray and _checks.plan_key is not None:  # a planned call: see "plans" in _checks.py
+        key = _checks.plan_key(x.dtype, "softmax", x.shape, axis)
+        found = _checks.run_planned(library, key, out, x)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+    # Fast path without the extension (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, an
+    # int axis, no `out` or a distinct owning one of its shape. It only accepts; anything else takes the full checks.
+    if _checks.plan_key is None and type(x) is _ndarray and x.dtype is F32 and type(axis) is int and (
             out is None or (type(out) is _ndarray and out.dtype is F32 and out.shape == x.shape)) and (
             library is None or type(library) is Library):
         shape = x.shape
@@ -300,13 +306,14 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
             function(ffi.from_buffer("uint16_t[]", array.view(np.uint16)), outer, count, inner,
                      ffi.from_buffer("uint16_t[]", out.view(np.uint16), require_writable=True))
         return out
-    if library.has("SimdSynetSoftmax32f"):
-        function = library.function("SimdSynetSoftmax32f")
-    else:
-        function = library.function("SimdSynetSoftmaxLayerForward")
+    name = "SimdSynetSoftmax32f" if library.has("SimdSynetSoftmax32f") else "SimdSynetSoftmaxLayerForward"
+    function = library.function(name)
     if array.size:
         function(ffi.from_buffer("float[]", array), outer, count, inner,
                  ffi.from_buffer("float[]", out, require_writable=True))
+        if key is not None:  # both names have the same signature
+            _checks.remember(library, key, _checks.make_plan(library, "CALL_SOFTMAX32F", name, out, outer, count,
+                                                             inner))
     return out
 
 

@@ -32,8 +32,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simdbind import _routes
-from simdbind._checks import (FloatArray, flag, input_array, library_arg, output_array, reported_size,
-                              size_arg)
+from simdbind._checks import (CALL, F32, FloatArray, c_address, flag, input_array, library_arg, make_plan,
+                              output_array, pack_plan, plan_key, planned_call, remember, reported_size,
+                              run_planned, size_arg)
 from simdbind._context import NativeContext
 from simdbind._routes import behind_gemm_guard
 from simdbind.activation import ActivationSpec, as_spec, resolve
@@ -45,6 +46,8 @@ __all__ = ["InnerProduct32f", "inner_product", "inner_product_8i", "COMPATIBILIT
 
 #: SimdSynetCompatibility values of the 8i field by name (spec 2.7).
 COMPATIBILITY_8I = {"precise": 0, "overflow": 4, "narrowed": 8}
+
+_ndarray = np.ndarray
 
 
 def _private(array: np.ndarray) -> np.ndarray:
@@ -143,7 +146,32 @@ class InnerProduct32f(NativeContext):
         self.internal_buffer_size, self.external_buffer_size = (
             reported_size(self.library.function(name)(handle), name, self.library)
             for name in ("SimdSynetInnerProduct32fInternalBufferSize", "SimdSynetInnerProduct32fExternalBufferSize"))
+        # The planned forward (see "plans" in _checks.py) where no route changes the call.
+        address = c_address(self.library, "SimdSynetInnerProduct32fForward")
+        plain = not (self._defect_route or self._guard_b)
+        self._fast_plan = None if not (plain and address) else (CALL["CALL_IP32F"], address, pack_plan(
+            int(ffi.cast("uintptr_t", pointer)), 4 * self.M * self.K, 0 if self.const_b else 4 * self.K * self.N,
+            4 * self.external_buffer_size, 4 * self.M * self.N, int(self._zero_out)))
         self._own(handle, isa=isa, serialised=True)
+
+    def _fast_forward(self, A: Any, B: Any, out: Any) -> Any:
+        """:meth:`forward` as one planned call, or None when an argument is not what the plan takes."""
+        plan, handle = self._fast_plan, self._handle
+        if plan is None or handle is None or type(A) is not _ndarray or A.dtype is not F32 or A.shape != (
+                self.M, self.K):
+            return None
+        if B is not None and (type(B) is not _ndarray or B.dtype is not F32 or B.shape != self._b_shape):
+            return None
+        if out is None:
+            result = np.zeros((self.M, self.N), F32)
+        elif type(out) is _ndarray and out.dtype is F32 and out.shape == (self.M, self.N):
+            result = out
+        else:
+            return None
+        scratch = np.zeros(self.external_buffer_size, F32) if self.external_buffer_size else None
+        with self._lock:  # type: ignore[union-attr]  # an InnerProduct32f context always serialises its calls
+            done = planned_call(plan[0], plan[1], plan[2], A, B, scratch, result)
+        return result if done else None
 
     # -- helpers ---------------------------------------------------------------------------------------------
     def _vector(self, value: Any, name: str) -> np.ndarray:
@@ -183,6 +211,9 @@ class InnerProduct32f(NativeContext):
         `A` is (M, K) float32. `B` is given iff ``const_b`` is False, with shape (K, N) or, with ``trans_b``,
         (N, K). `out` (optional) must be a C-contiguous writeable (M, N) float32 array that overlaps no input.
         """
+        found = self._fast_forward(A, B, out)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
         a = _matrix(A, "A", (self.M, self.K), np.float32)
         if self.const_b:
             if B is not None:
@@ -241,6 +272,18 @@ def inner_product(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None
     out
         Optional float32 (count,) or (batch, count); must not overlap an input.
     """
+    key = None
+    if type(x) is _ndarray and type(weight) is _ndarray and plan_key is not None:  # see "plans" in _checks.py
+        if bias is None:
+            key = plan_key((x.dtype, weight.dtype), "inner_product", x.shape, weight.shape)
+            found = run_planned(library, key, out, x, weight, None)
+        elif type(bias) is _ndarray:
+            key = plan_key((x.dtype, weight.dtype, bias.dtype), "inner_product", x.shape, weight.shape, bias.shape)
+            found = run_planned(library, key, out, x, weight, bias)
+        else:
+            found = None
+        if found is not None:
+            return found  # type: ignore[no-any-return]
     w = input_array(weight, "weight", np.float32)
     if w.ndim != 2 or w.shape[0] < 1 or w.shape[1] < 1:
         raise ArgumentError(f"weight: must be a non-empty (count, size) matrix, got shape {w.shape}")
@@ -265,6 +308,9 @@ def inner_product(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None
     for i in range(rows_in.shape[0]):
         fn(ffi.from_buffer("float[]", rows_in[i]), pw, pb, count, size,
            ffi.from_buffer("float[]", rows_out[i], require_writable=True))
+    if key is not None:
+        remember(library, key, make_plan(library, "CALL_INNER_LAYER", "SimdSynetInnerProductLayerForward", out,
+                                         rows_in.shape[0], size, count, int(b is not None)))
     return out
 
 
@@ -298,6 +344,13 @@ def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str
         build) compute precise mode exactly anyway, with two calls on the 4-bit halves of src. False passes the
         request straight to the library (what the conformance suite checks).
     """
+    key = None
+    if type(src_u8) is _ndarray and type(weight_i8) is _ndarray and plan_key is not None:  # "plans", _checks.py
+        key = plan_key((src_u8.dtype, weight_i8.dtype), "inner_product_8i", src_u8.shape, weight_i8.shape,
+                       compatibility, emulate_precise)
+        found = run_planned(library, key, out, src_u8, weight_i8)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
     w = input_array(weight_i8, "weight_i8", np.int8)
     if w.ndim != 2 or w.shape[0] < 1 or w.shape[1] < 1:
         raise ArgumentError(f"weight_i8: must be a non-empty (N, K) int8 matrix, got shape {w.shape}")
@@ -327,4 +380,6 @@ def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str
             out += part
         return out
     fn(M, N, K, ffi.from_buffer("uint8_t[]", src), pw, dst, compat)
+    if key is not None:
+        remember(library, key, make_plan(library, "CALL_INNER_8I", "SimdSynetInnerProduct8i", out, M, N, K, compat))
     return out

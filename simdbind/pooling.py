@@ -26,7 +26,8 @@ from numpy.typing import ArrayLike, NDArray
 import numpy as np
 
 from simdbind._checks import (Pads, any_array, begin_end, flag, is_bf16, layout as layout_arg, library_arg,
-                              output_array, pads, size_arg, yx_pair)
+                              make_plan, output_array, pads, plan_key, remember, run_planned,
+                              size_arg, yx_pair)
 from simdbind._routes import max32f_route
 from simdbind.enums import TensorFormat
 from simdbind.errors import ArgumentError, DTypeError
@@ -35,6 +36,7 @@ from simdbind.library import Library
 __all__ = ["pooling_average", "pooling_max", "pooling_output_size"]
 
 _NCHW, _NHWC = int(TensorFormat.NCHW), int(TensorFormat.NHWC)
+_ndarray = np.ndarray
 
 
 # -- geometry ----------------------------------------------------------------------------------------------------
@@ -147,6 +149,12 @@ def pooling_average(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int 
     numpy.ndarray
         ``sum(window) / divisor`` per channel and output position, summed in float32 in row-major window order.
     """
+    key = None
+    if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _checks.py
+        key = plan_key(x.dtype, "pooling_average", x.shape, kernel, stride, exclude_pad, pad, layout, ceil_mode)
+        result = run_planned(library, key, out, x)
+        if result is not None:
+            return result  # type: ignore[no-any-return]
     fmt = _layout(layout)
     x = any_array(x, "x")
     if x.dtype != np.float32:
@@ -165,6 +173,8 @@ def pooling_average(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int 
     for i in range(n):
         function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
                  dst + i * out_step, ay.out, ax.out, exclude, fmt)
+    _plan(library, key, "CALL_POOL_AVERAGE", "SimdSynetPoolingAverage", result, n, 4 * in_step, 4 * out_step,
+          c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad, ay.out, ax.out, int(exclude), fmt)
     return result
 
 
@@ -187,6 +197,13 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
     in row-major order (per channel), starting from ``-FLT_MAX`` (float32, bf16) or 0 (uint8): a NaN survives only
     as the last element of its window, and an all ``-inf`` window gives ``-FLT_MAX`` (bf16: ``-inf``, 0xFF80).
     """
+    key = None
+    if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _checks.py
+        key = plan_key(x.dtype, "pooling_max", x.shape, kernel, stride, pad, layout, ceil_mode, kernel_c, stride_c,
+                       pad_c)
+        result = run_planned(library, key, out, x)
+        if result is not None:
+            return result  # type: ignore[no-any-return]
     fmt = _layout(layout)
     x = any_array(x, "x")
     dtype = x.dtype
@@ -218,7 +235,10 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
     if result.size == 0:
         return result
     if kind == "32f":
-        _max32f(library, x, result, n, ac, ay, ax, fmt)
+        if _max32f(library, x, result, n, ac, ay, ax, fmt):
+            _plan(library, key, "CALL_POOL_MAX32F", "SimdSynetPoolingMax32f", result, n, 4 * c * h * w,
+                  4 * ac.out * ay.out * ax.out, c, h, w, ac.kernel, ay.kernel, ax.kernel, ac.stride, ay.stride,
+                  ax.stride, ac.pad, ay.pad, ax.pad, ac.out, ay.out, ax.out, fmt)
         return result
     ffi = library.ffi
     ctype = "uint16_t[]" if kind == "16b" else "uint8_t[]"
@@ -229,8 +249,18 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
     for i in range(n):
         function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
                  dst + i * out_step, ay.out, ax.out, fmt)
+    item = dtype.itemsize
+    _plan(library, key, "CALL_POOL_MAX16B" if kind == "16b" else "CALL_POOL_MAX8U",
+          "SimdSynetPoolingMax16b" if kind == "16b" else "SimdSynetPoolingMax8u", result, n, item * in_step,
+          item * out_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad, ay.out, ax.out, fmt)
     return result
 
+
+# -- plans (see "plans" in _checks.py) ------------------------------------------------------------------------------
+def _plan(library: Any, key: Any, kind: str, function: str, result: np.ndarray, *values: int) -> None:
+    """Remember the C call just made (its size_t arguments `values`) for the parameters of `key`."""
+    if key is not None:
+        remember(library, key, make_plan(library, kind, function, result, *values))
 
 def _geometry(h: int, w: int, kernel: Any, stride: Any, pad: Any, ceil_mode: Any) -> tuple[_Axis, _Axis]:
     ceil = flag(ceil_mode, "ceil_mode")
@@ -248,7 +278,8 @@ def _call_max32f(library: Library, src: Any, c: int, ac: _Axis, ay: _Axis, ax: _
 
 
 def _max32f(library: Library, x: np.ndarray, result: np.ndarray, n: int, ac: _Axis, ay: _Axis, ax: _Axis,
-            fmt: int) -> None:
+            fmt: int) -> bool:
+    """Max32f of the batch around the library's defects; True when it was one direct call per image."""
     ffi = library.ffi
     c = ac.size
     route, padded = max32f_route(library, c, ac, ay, ax, fmt)
@@ -257,7 +288,7 @@ def _max32f(library: Library, x: np.ndarray, result: np.ndarray, n: int, ac: _Ax
         in_step, out_step = c * ay.size * ax.size, ac.out * ay.out * ax.out
         for i in range(n):
             _call_max32f(library, src + i * in_step, c, ac, ay, ax, dst + i * out_step, fmt)
-        return
+        return True
     batch_in = x.reshape((n,) + x.shape[-3:])
     batch_out = result.reshape((n,) + result.shape[-3:])
     if route == "via_nhwc":
@@ -265,7 +296,7 @@ def _max32f(library: Library, x: np.ndarray, result: np.ndarray, n: int, ac: _Ax
         pooled = np.zeros((n, ay.out, ax.out, c), np.float32)
         _max32f(library, nhwc, pooled, n, ac, ay, ax, _NHWC)
         batch_out[...] = pooled.transpose(0, 3, 1, 2)
-        return
+        return False
     # pad_channels (NHWC, 2D): extra zero channels are pooled independently and sliced off.
     wide = np.zeros((n, ay.size, ax.size, padded), np.float32)
     wide[..., :c] = batch_in
@@ -276,3 +307,4 @@ def _max32f(library: Library, x: np.ndarray, result: np.ndarray, n: int, ac: _Ax
     for i in range(n):
         _call_max32f(library, src + i * in_step, padded, wide_c, ay, ax, dst + i * out_step, _NHWC)
     batch_out[...] = pooled[..., :c]
+    return False
