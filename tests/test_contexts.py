@@ -100,7 +100,10 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 @pytest.mark.parametrize("operation", ["call", "close"])
 def test_a_signal_at_any_moment_leaves_the_context_usable(library, kind, operation):
     """A signal whose handler raises, timed to land anywhere in a call (or in close()), 400 times: afterwards the
-    context still gives the same result (or, after close, raises ContextClosedError) and closes, never blocking."""
+    context still gives the same result (or, after close, raises ContextClosedError) and closes, never blocking.
+
+    The operation repeats until the signal lands, so a signal lands inside one however short a call is; one that
+    lands in a finalizer (a context released by the garbage collector) is reported by Python as ignored instead."""
     reference, call = make(kind, library)
     expected = call(reference)
     started = time.perf_counter()
@@ -117,8 +120,13 @@ def test_a_signal_at_any_moment_leaves_the_context_usable(library, kind, operati
             try:
                 signal.setitimer(signal.ITIMER_REAL, max(float(delay), 1e-6))
                 try:
-                    call(context) if operation == "call" else context.close()
-                    time.sleep(0)  # lets a signal that is already due land here rather than in the checks
+                    deadline = time.perf_counter() + float(delay) + 0.05
+                    while time.perf_counter() < deadline:
+                        if operation == "call":
+                            call(context)
+                        else:  # a landing in make() leaves `context` the closed one
+                            context.close()
+                            context, call = make(kind, library)
                 finally:
                     signal.setitimer(signal.ITIMER_REAL, 0)
             except _Interrupt:
@@ -131,7 +139,7 @@ def test_a_signal_at_any_moment_leaves_the_context_usable(library, kind, operati
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    assert landed > 100  # most signals did land inside the operation
+    assert landed > 0.9 * len(delays)
 
 
 # -- fork ----------------------------------------------------------------------------------------------------------
