@@ -34,6 +34,15 @@
    straight-line code, and the stride-2 deinterleave is one vpermt2ps per tap in output order. Lanes fold exactly
    the scalar sum (0 + taps in row-major order, then one division), so the results are pk_nchw_one's bit for bit. */
 
+/* 1 if d is a power of two whose reciprocal is a normal float: then x * (1/d) is x / d exactly (both round the
+   same real, x scaled by a power of two), and a multiplication takes a fraction of a division's time. */
+SB_INLINE int avg_power_of_two(float d)
+{
+    uint32_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return d >= 1.0f && d <= 0x1p126f && (bits & 0x7FFFFFu) == 0;
+}
+
 /* Columns [b, b + 32) of a row that lie inside it (b < W), as a load mask. */
 SB_INLINE uint32_t avg_mask(size_t W, size_t b)
 {
@@ -54,7 +63,7 @@ SB_INLINE __m512 avg_half(const float * p, size_t W, size_t b, int odd)
 /* n (<= 16) outputs whose column windows start at columns offset, offset + 2, ... of rows [yb, yb + R) of the
    plane (kernel width K; R and K are constants after inlining for the common kernels). */
 SB_INLINE void avg_s2_chunk(const float * plane, size_t W, size_t yb, size_t R, size_t K, size_t offset, size_t n,
-    __m512 divisor, float * out)
+    __m512 divisor, int by_reciprocal, float * out)
 {
     __m512 acc = _mm512_setzero_ps();
     for (size_t y = yb; y < yb + R; ++y) {
@@ -64,7 +73,8 @@ SB_INLINE void avg_s2_chunk(const float * plane, size_t W, size_t yb, size_t R, 
             acc = _mm512_add_ps(acc, avg_half(row + k2, W, offset + k2, (int)(k & 1)));
         }
     }
-    acc = _mm512_div_ps(acc, divisor);
+    /* divisor holds 1/d when d is a power of two (avg_power_of_two) */
+    acc = by_reciprocal ? _mm512_mul_ps(acc, divisor) : _mm512_div_ps(acc, divisor);
     if (n == 16)
         _mm512_storeu_ps(out, acc);
     else
@@ -76,9 +86,49 @@ SB_INLINE void avg_s2_chunk(const float * plane, size_t W, size_t yb, size_t R, 
 SB_INLINE void avg_s2_row(const float * plane, size_t W, size_t pad, size_t yb, size_t R, size_t K, size_t first,
     size_t end, float divisor, float * out)
 {
-    const __m512 d = _mm512_set1_ps(divisor);
-    for (size_t dx = first; dx < end; dx += 16)
-        avg_s2_chunk(plane, W, yb, R, K, dx * 2 - pad, end - dx < 16 ? end - dx : 16, d, out + dx);
+    const int by_reciprocal = avg_power_of_two(divisor);
+    const __m512 d = _mm512_set1_ps(by_reciprocal ? 1.0f / divisor : divisor);
+    if (by_reciprocal)
+        for (size_t dx = first; dx < end; dx += 16)
+            avg_s2_chunk(plane, W, yb, R, K, dx * 2 - pad, end - dx < 16 ? end - dx : 16, d, 1, out + dx);
+    else
+        for (size_t dx = first; dx < end; dx += 16)
+            avg_s2_chunk(plane, W, yb, R, K, dx * 2 - pad, end - dx < 16 ? end - dx : 16, d, 0, out + dx);
+}
+
+/* 2x2 windows (kernel 2x2, both rows inside): outputs [first, end) of one row from rows r0 and r0 + W, each
+   starting at column 2*dx of r0. Per 16 outputs: two 32-float loads a row, split into even and odd columns by
+   in-lane shuffles (output lanes in SB_EVENP order, restored by one permute before the store). The scan-order fold
+   0 + a + b + c + d equals (a + b + c + d) + 0: the leading zero only turns an all -0 window's -0 into +0, which
+   the trailing one does too, fused with the scaling (a multiply-add by 1/d and 0 when d is a power of two). */
+SB_INLINE void avg_s2_2x2(const float * r0, size_t W, size_t pad, size_t first, size_t end, float scale,
+    int by_reciprocal, float * out)
+{
+    const __m256 d = _mm256_set1_ps(scale), zero = _mm256_setzero_ps();
+    for (size_t dx = first; dx < end; dx += 8) {
+        if (end - dx < 8 && end - first >= 8)
+            dx = end - 8; /* the last vector overlaps the previous one (same values) rather than go partial */
+        const float * p0 = r0 + (2 * dx - pad), * p1 = p0 + W;
+        size_t n = end - dx < 8 ? end - dx : 8;
+        __m256 a0, a1, b0, b1;
+        if (n == 8) {
+            a0 = _mm256_loadu_ps(p0), a1 = _mm256_loadu_ps(p0 + 8);
+            b0 = _mm256_loadu_ps(p1), b1 = _mm256_loadu_ps(p1 + 8);
+        } else {
+            __mmask16 m = (__mmask16)((1u << (2 * n)) - 1);
+            a0 = _mm256_maskz_loadu_ps((__mmask8)m, p0), a1 = _mm256_maskz_loadu_ps((__mmask8)(m >> 8), p0 + 8);
+            b0 = _mm256_maskz_loadu_ps((__mmask8)m, p1), b1 = _mm256_maskz_loadu_ps((__mmask8)(m >> 8), p1 + 8);
+        }
+        __m256 s = _mm256_add_ps(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xDD));
+        s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0x88));
+        s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0xDD));
+        s = by_reciprocal ? _mm256_fmadd_ps(s, d, zero) : _mm256_div_ps(_mm256_add_ps(s, zero), d);
+        s = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8));
+        if (n == 8)
+            _mm256_storeu_ps(out + dx, s);
+        else
+            _mm256_mask_storeu_ps(out + dx, (__mmask8)((1u << n) - 1), s);
+    }
 }
 
 /* pv_window without its overflow guard (a 64-bit division per call), for callers that checked once that
@@ -127,12 +177,16 @@ static int avg_nchw_s2(const float * src, size_t C, const pk_geometry * geometry
         return 0;
     size_t ybs[AVG_ROW_BLOCK], rows[AVG_ROW_BLOCK];
     float divisors[AVG_ROW_BLOCK];
+    float scales[AVG_ROW_BLOCK]; /* 1/divisor where that is exact (avg_power_of_two), else the divisor */
+    int reciprocal[AVG_ROW_BLOCK];
     for (size_t dy0 = 0; dy0 < dstH; dy0 += AVG_ROW_BLOCK) {
         const size_t count = dstH - dy0 < AVG_ROW_BLOCK ? dstH - dy0 : AVG_ROW_BLOCK;
         for (size_t i = 0; i < count; ++i) {
             size_t yb, ye;
             avg_window(dy0 + i, g->strideY, g->padY, g->kernelY, H, &yb, &ye);
             ybs[i] = yb, rows[i] = ye - yb, divisors[i] = pk_divisor(g, ye - yb, K);
+            reciprocal[i] = avg_power_of_two(divisors[i]);
+            scales[i] = reciprocal[i] ? 1.0f / divisors[i] : divisors[i];
         }
         for (size_t c = 0; c < C; ++c) {
             const float * plane = src + c * H * W;
@@ -142,7 +196,7 @@ static int avg_nchw_s2(const float * src, size_t C, const pk_geometry * geometry
                 for (size_t dx = 0; dx < first; ++dx)
                     out[dx] = avg_one(plane, g, yb, yb + R, dx);
                 if (K == 2 && R == 2)
-                    avg_s2_row(plane, W, pad, yb, 2, 2, first, end, divisors[i], out);
+                    avg_s2_2x2(plane + yb * W, W, pad, first, end, scales[i], reciprocal[i], out);
                 else if (K == 3 && R == 3)
                     avg_s2_row(plane, W, pad, yb, 3, 3, first, end, divisors[i], out);
                 else if (K == 3 && R == 2)
