@@ -96,11 +96,13 @@ SB_INLINE void avg_s2_row(const float * plane, size_t W, size_t pad, size_t yb, 
             avg_s2_chunk(plane, W, yb, R, K, dx * 2 - pad, end - dx < 16 ? end - dx : 16, d, 0, out + dx);
 }
 
-/* 2x2 windows (kernel 2x2, both rows inside): outputs [first, end) of one row from rows r0 and r0 + W, each
-   starting at column 2*dx of r0. Per 16 outputs: two 32-float loads a row, split into even and odd columns by
-   in-lane shuffles (output lanes in SB_EVENP order, restored by one permute before the store). The scan-order fold
-   0 + a + b + c + d equals (a + b + c + d) + 0: the leading zero only turns an all -0 window's -0 into +0, which
-   the trailing one does too, fused with the scaling (a multiply-add by 1/d and 0 when d is a power of two). */
+/* 2x2 windows (kernel 2x2, both rows inside): outputs [first, end) of one row from rows r0 and r0 + W, output dx
+   starting at column 2*dx - pad. Per 8 outputs: two 8-float loads a row, split into even and odd columns by
+   in-lane shuffles (lanes in SB_EVENP order, restored by one permute before the store). 256-bit, not 512-bit: a
+   64-byte load at an odd row of a 56-wide plane always splits a cache line, and the 512-bit form measured 1.2x
+   slower (256x56x56). The scan-order fold 0 + a + b + c + d equals (a + b + c + d) + 0: the leading zero only turns
+   an all -0 window's -0 into +0, which the trailing one does too, fused with the scaling (a multiply-add by 1/d
+   and 0 when d is a power of two, scale = 1/d; else scale = d). */
 SB_INLINE void avg_s2_2x2(const float * r0, size_t W, size_t pad, size_t first, size_t end, float scale,
     int by_reciprocal, float * out)
 {
