@@ -117,6 +117,21 @@ static void dw_split_columns(const float * plane, size_t H, size_t W, size_t hal
         const float * row = plane + y * W;
         float * even = split + 2 * y * half, * odd = even + half;
         size_t j = 0;
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+        /* AVX-512: 8 outputs a step from two 256-bit loads. A 64-byte load at an odd row of a 56-wide plane always
+           splits a cache line, and the 16-lane form of this loop measured 1.15x slower on the whole layer. */
+        for (int last = 0; 2 * j + 16 <= W; j += 8) {
+            __m256 a = _mm256_loadu_ps(row + 2 * j), b = _mm256_loadu_ps(row + 2 * j + 8);
+            _mm256_storeu_ps(even + j, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8)));
+            _mm256_storeu_ps(odd + j, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8)));
+            if (!last && 2 * j + 16 < W && 2 * (j + 8) + 16 > W && 2 * (j + 8) + 1 < W) {
+                j = (W - 16) / 2 - 8; /* one more step, moved back to end at the row's end, as below */
+                last = 1;
+            }
+        }
+#endif
         for (; 2 * j + 2 * SB_W <= W; j += SB_W) {
             vstore(even + j, vload_even(row + 2 * j));
             vstore(odd + j, vload_odd(row + 2 * j));
