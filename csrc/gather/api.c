@@ -1,7 +1,8 @@
 /*
- * api.c: the GatherElements context (spec 3.11), plain C except one AVX-512 path: short rows indexed along the last
- * axis, gathered from registers by permutes (below). Elsewhere hardware gathers were measured slower than the scalar
- * loop (1.2x the time on 8x512x256 along axis 1, where the scalar loop is as fast as upstream's).
+ * api.c: the GatherElements context (spec 3.11), plain C except two AVX-512 paths for 32-bit data: short rows
+ * indexed along the last axis, gathered from registers by permutes, and inner > 1, indices checked a block at a time
+ * by vector comparisons (below). Hardware gathers were measured slower than the scalar loop (1.2x the time on
+ * 8x512x256 along axis 1).
  *
  * Contract (seed page): src is [O][srcCount][inner], idx and dst are [O][idxCount][inner], O = prod(outer);
  * dst[o,c,i] = src[o, idx[o,c,i] (+ srcCount if negative), i]. Data 32f (copied as raw 32-bit words, so NaN
