@@ -107,29 +107,33 @@ SB_INLINE void avg_s2_2x2(const float * r0, size_t W, size_t pad, size_t first, 
     int by_reciprocal, float * out)
 {
     const __m256 d = _mm256_set1_ps(scale), zero = _mm256_setzero_ps();
-    for (size_t dx = first; dx < end; dx += 8) {
-        if (end - dx < 8 && end - first >= 8)
-            dx = end - 8; /* the last vector overlaps the previous one (same values) rather than go partial */
+    size_t dx = first;
+    for (; dx + 8 <= end; dx += 8) {
         const float * p0 = r0 + (2 * dx - pad), * p1 = p0 + W;
-        size_t n = end - dx < 8 ? end - dx : 8;
-        __m256 a0, a1, b0, b1;
-        if (n == 8) {
-            a0 = _mm256_loadu_ps(p0), a1 = _mm256_loadu_ps(p0 + 8);
-            b0 = _mm256_loadu_ps(p1), b1 = _mm256_loadu_ps(p1 + 8);
-        } else {
-            __mmask16 m = (__mmask16)((1u << (2 * n)) - 1);
-            a0 = _mm256_maskz_loadu_ps((__mmask8)m, p0), a1 = _mm256_maskz_loadu_ps((__mmask8)(m >> 8), p0 + 8);
-            b0 = _mm256_maskz_loadu_ps((__mmask8)m, p1), b1 = _mm256_maskz_loadu_ps((__mmask8)(m >> 8), p1 + 8);
-        }
+        __m256 a0 = _mm256_loadu_ps(p0), a1 = _mm256_loadu_ps(p0 + 8);
+        __m256 b0 = _mm256_loadu_ps(p1), b1 = _mm256_loadu_ps(p1 + 8);
         __m256 s = _mm256_add_ps(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xDD));
         s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0x88));
         s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0xDD));
         s = by_reciprocal ? _mm256_fmadd_ps(s, d, zero) : _mm256_div_ps(_mm256_add_ps(s, zero), d);
-        s = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8));
-        if (n == 8)
-            _mm256_storeu_ps(out + dx, s);
-        else
-            _mm256_mask_storeu_ps(out + dx, (__mmask8)((1u << n) - 1), s);
+        _mm256_storeu_ps(out + dx, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8)));
+    }
+    /* The rest 4 at a time (a 28-wide row: 3 x 8 + 4, where 8-wide steps alone would compute 32): the last step
+       overlaps the previous one when it can, else its loads and store are masked. */
+    const __m128 d4 = _mm256_castps256_ps128(d), zero4 = _mm_setzero_ps();
+    for (; dx < end; dx += 4) {
+        if (end - dx < 4 && end - first >= 4)
+            dx = end - 4;
+        const float * p0 = r0 + (2 * dx - pad), * p1 = p0 + W;
+        size_t n = end - dx < 4 ? end - dx : 4;
+        __mmask8 m = (__mmask8)((1u << (2 * n)) - 1);
+        __m128 a0 = _mm_maskz_loadu_ps(m, p0), a1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p0 + 4);
+        __m128 b0 = _mm_maskz_loadu_ps(m, p1), b1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p1 + 4);
+        __m128 s = _mm_add_ps(_mm_shuffle_ps(a0, a1, 0x88), _mm_shuffle_ps(a0, a1, 0xDD));
+        s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0x88));
+        s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0xDD));
+        s = by_reciprocal ? _mm_fmadd_ps(s, d4, zero4) : _mm_div_ps(_mm_add_ps(s, zero4), d4);
+        _mm_mask_storeu_ps(out + dx, (__mmask8)((1u << n) - 1), s);
     }
 }
 
