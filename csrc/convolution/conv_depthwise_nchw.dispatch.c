@@ -44,7 +44,7 @@ static float dw_nchw_point(const SimdConvolutionParameters * p, const float * pl
    loaded (masked loads do not fault) nor added, so a vector over border columns computes them with the same
    operations as dw3_nchw_point. */
 SB_INLINE void dw3_nchw_block(const float * const * tap, size_t ls, const vf * w, float * out, size_t ld, const int R,
-    const int V, const int SY, const int EDGE, const unsigned * ok, const vi * inside)
+    const int V, const int SY, const int EDGE, const unsigned * ok, const vi * inside, size_t last_lanes)
 {
     vf acc[DW_ROWS][2];
     DW_UNROLL
@@ -81,8 +81,12 @@ SB_INLINE void dw3_nchw_block(const float * const * tap, size_t ls, const vf * w
     DW_UNROLL
     for (int r = 0; r < R; ++r)
         DW_UNROLL
-        for (int v = 0; v < V; ++v)
-            vstore(out + r * ld + v * SB_W, acc[r][v]);
+        for (int v = 0; v < V; ++v) {
+            if (EDGE && v == V - 1 && last_lanes < SB_W)
+                vstore_n(out + r * ld + v * SB_W, acc[r][v], last_lanes);
+            else
+                vstore(out + r * ld + v * SB_W, acc[r][v]);
+        }
 }
 
 /* NCHW, 3x3: one border output of R rows (as in dw3_nchw_block) from the taps [kx0, kx1) that lie inside the row,
@@ -187,21 +191,25 @@ SB_INLINE void dw3_nchw_rows_of(const SimdConvolutionParameters * p, const float
         last[kx] = hi < 0 ? 0 : hi / (ptrdiff_t)sX + 1;
     }
     for (size_t dx = 0; dx < dW;) {
-        int V = 2 * R <= DW_SUMS && dx + 2 * SB_W <= dW ? 2 : 1;
+        /* Two vectors while a second one has outputs left (its lanes past dW neither loaded nor stored): a
+           28-wide row at stride 2 is one block of 2 * R sums, not two blocks of R. */
+        int V = 2 * R <= DW_SUMS && dx + SB_W < dW ? 2 : 1;
         if (V == 1 && dx + SB_W > dW) /* the last vector moves back to end at dW (same operations on the overlap) */
             dx = dW - SB_W;
+        size_t last_lanes = V == 2 && dx + 2 * SB_W > dW ? dW - dx - SB_W : SB_W;
         const float * tap[3] = {base[0] + dx, base[1] + dx, base[2] + dx};
         if (dx >= in0 && dx + (size_t)V * SB_W <= in1) {
             if (V == 2)
-                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL);
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL, SB_W);
             else
-                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL);
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL, SB_W);
         } else {
             unsigned ok[6] = {0};
             vi inside[6];
             for (int kx = 0; kx < 3; ++kx)
                 for (int v = 0; v < V; ++v) {
-                    ptrdiff_t e = (ptrdiff_t)dx + v * SB_W, lo = first[kx] - e, hi = last[kx] - e;
+                    ptrdiff_t e = (ptrdiff_t)dx + v * SB_W, lo = first[kx] - e;
+                    ptrdiff_t hi = (last[kx] < (ptrdiff_t)dW ? last[kx] : (ptrdiff_t)dW) - e;
                     lo = lo < 0 ? 0 : lo > SB_W ? SB_W : lo;
                     hi = hi < lo ? lo : hi > SB_W ? SB_W : hi;
                     ok[kx * 2 + v] = (unsigned)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
@@ -211,9 +219,9 @@ SB_INLINE void dw3_nchw_rows_of(const SimdConvolutionParameters * p, const float
 #endif
                 }
             if (V == 2)
-                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 1, ok, inside);
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 1, ok, inside, last_lanes);
             else
-                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 1, ok, inside);
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 1, ok, inside, SB_W);
         }
         dx += (size_t)V * SB_W;
     }
@@ -224,9 +232,9 @@ SB_INLINE void dw3_nchw_rows_of(const SimdConvolutionParameters * p, const float
             dx = in1 - SB_W;
         const float * tap[3] = {base[0] + dx, base[1] + dx, base[2] + dx};
         if (V == 2)
-            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL);
+            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL, SB_W);
         else
-            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL);
+            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL, SB_W);
         dx += (size_t)V * SB_W;
     }
     const float * top = plane + sy * W - p->padX; /* + dx * sX: wraps back in range */
