@@ -103,37 +103,90 @@ SB_INLINE void avg_s2_row(const float * plane, size_t W, size_t pad, size_t yb, 
    slower (256x56x56). The scan-order fold 0 + a + b + c + d equals (a + b + c + d) + 0: the leading zero only turns
    an all -0 window's -0 into +0, which the trailing one does too, fused with the scaling (a multiply-add by 1/d
    and 0 when d is a power of two, scale = 1/d; else scale = d). */
-SB_INLINE void avg_s2_2x2(const float * r0, size_t W, size_t pad, size_t first, size_t end, float scale,
-    int by_reciprocal, float * out)
+SB_INLINE void avg_2x2_8(const float * p0, size_t W, __m256 d, int by_reciprocal, float * out)
 {
-    const __m256 d = _mm256_set1_ps(scale), zero = _mm256_setzero_ps();
-    size_t dx = first;
-    for (; dx + 8 <= end; dx += 8) {
-        const float * p0 = r0 + (2 * dx - pad), * p1 = p0 + W;
-        __m256 a0 = _mm256_loadu_ps(p0), a1 = _mm256_loadu_ps(p0 + 8);
-        __m256 b0 = _mm256_loadu_ps(p1), b1 = _mm256_loadu_ps(p1 + 8);
-        __m256 s = _mm256_add_ps(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xDD));
-        s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0x88));
-        s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0xDD));
-        s = by_reciprocal ? _mm256_fmadd_ps(s, d, zero) : _mm256_div_ps(_mm256_add_ps(s, zero), d);
-        _mm256_storeu_ps(out + dx, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8)));
+    const float * p1 = p0 + W;
+    __m256 a0 = _mm256_loadu_ps(p0), a1 = _mm256_loadu_ps(p0 + 8);
+    __m256 b0 = _mm256_loadu_ps(p1), b1 = _mm256_loadu_ps(p1 + 8);
+    __m256 s = _mm256_add_ps(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xDD));
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0x88));
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0xDD));
+    s = by_reciprocal ? _mm256_fmadd_ps(s, d, _mm256_setzero_ps())
+                      : _mm256_div_ps(_mm256_add_ps(s, _mm256_setzero_ps()), d);
+    _mm256_storeu_ps(out, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8)));
+}
+
+/* n <= 4 outputs (loads and store masked to them). */
+SB_INLINE void avg_2x2_4(const float * p0, size_t W, size_t n, __m128 d, int by_reciprocal, float * out)
+{
+    const float * p1 = p0 + W;
+    __m128 a0, a1, b0, b1;
+    if (n == 4) {
+        a0 = _mm_loadu_ps(p0), a1 = _mm_loadu_ps(p0 + 4), b0 = _mm_loadu_ps(p1), b1 = _mm_loadu_ps(p1 + 4);
+    } else {
+        __mmask8 m = (__mmask8)((1u << (2 * n)) - 1);
+        a0 = _mm_maskz_loadu_ps(m, p0), a1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p0 + 4);
+        b0 = _mm_maskz_loadu_ps(m, p1), b1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p1 + 4);
     }
-    /* The rest 4 at a time (a 28-wide row: 3 x 8 + 4, where 8-wide steps alone would compute 32): the last step
-       overlaps the previous one when it can, else its loads and store are masked. */
-    const __m128 d4 = _mm256_castps256_ps128(d), zero4 = _mm_setzero_ps();
-    for (; dx < end; dx += 4) {
+    __m128 s = _mm_add_ps(_mm_shuffle_ps(a0, a1, 0x88), _mm_shuffle_ps(a0, a1, 0xDD));
+    s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0x88));
+    s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0xDD));
+    s = by_reciprocal ? _mm_fmadd_ps(s, d, _mm_setzero_ps()) : _mm_div_ps(_mm_add_ps(s, _mm_setzero_ps()), d);
+    if (n == 4)
+        _mm_storeu_ps(out, s);
+    else
+        _mm_mask_storeu_ps(out, (__mmask8)((1u << n) - 1), s);
+}
+
+/* The steps of a row of outputs [first, end): 8 at a time, then the rest 4 at a time (a 28-wide row: 3 x 8 + 4,
+   where 8-wide steps alone would compute 32); the last 4-step overlaps the previous one when it can, else its
+   loads and store are masked. The same for every row, so computed once. */
+typedef struct {
+    size_t first, full_end, tail[2], tail_n[2], tails;
+} avg_row_plan;
+
+SB_INLINE avg_row_plan avg_plan(size_t first, size_t end)
+{
+    avg_row_plan r;
+    r.first = first;
+    r.full_end = first + ((end - first) & ~(size_t)7);
+    r.tails = 0;
+    for (size_t dx = r.full_end; dx < end; dx += 4) {
         if (end - dx < 4 && end - first >= 4)
             dx = end - 4;
-        const float * p0 = r0 + (2 * dx - pad), * p1 = p0 + W;
-        size_t n = end - dx < 4 ? end - dx : 4;
-        __mmask8 m = (__mmask8)((1u << (2 * n)) - 1);
-        __m128 a0 = _mm_maskz_loadu_ps(m, p0), a1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p0 + 4);
-        __m128 b0 = _mm_maskz_loadu_ps(m, p1), b1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p1 + 4);
-        __m128 s = _mm_add_ps(_mm_shuffle_ps(a0, a1, 0x88), _mm_shuffle_ps(a0, a1, 0xDD));
-        s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0x88));
-        s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0xDD));
-        s = by_reciprocal ? _mm_fmadd_ps(s, d4, zero4) : _mm_div_ps(_mm_add_ps(s, zero4), d4);
-        _mm_mask_storeu_ps(out + dx, (__mmask8)((1u << n) - 1), s);
+        r.tail[r.tails] = dx;
+        r.tail_n[r.tails++] = end - dx < 4 ? end - dx : 4;
+    }
+    return r;
+}
+
+SB_INLINE void avg_s2_2x2(const float * r0, size_t W, size_t pad, const avg_row_plan * plan, float scale,
+    int by_reciprocal, float * out)
+{
+    const __m256 d = _mm256_set1_ps(scale);
+    for (size_t dx = plan->first; dx < plan->full_end; dx += 8)
+        avg_2x2_8(r0 + (2 * dx - pad), W, d, by_reciprocal, out + dx);
+    for (size_t t = 0; t < plan->tails; ++t)
+        avg_2x2_4(r0 + (2 * plan->tail[t] - pad), W, plan->tail_n[t], _mm256_castps256_ps128(d), by_reciprocal,
+            out + plan->tail[t]);
+}
+
+/* Every plane when every output row has unclipped 2x2 windows with one divisor (no border columns): the general
+   loop's per-row work (border loops, kernel-shape branches, row set-up) costs about as much as the arithmetic of
+   a 28-wide row, so here a row is only its steps. */
+static void avg_s2_2x2_planes(const float * src, size_t C, size_t H, size_t W, size_t pad, size_t dstH,
+    size_t dstW, const size_t * ybs, float scale, int by_reciprocal, float * dst)
+{
+    const avg_row_plan plan = avg_plan(0, dstW);
+    for (size_t c = 0; c < C; ++c) {
+        const float * plane = src + c * H * W;
+        float * out = dst + c * dstH * dstW;
+        if (by_reciprocal)
+            for (size_t i = 0; i < dstH; ++i)
+                avg_s2_2x2(plane + ybs[i] * W, W, pad, &plan, scale, 1, out + i * dstW);
+        else
+            for (size_t i = 0; i < dstH; ++i)
+                avg_s2_2x2(plane + ybs[i] * W, W, pad, &plan, scale, 0, out + i * dstW);
     }
 }
 
@@ -185,14 +238,21 @@ static int avg_nchw_s2(const float * src, size_t C, const pk_geometry * geometry
     float divisors[AVG_ROW_BLOCK];
     float scales[AVG_ROW_BLOCK]; /* 1/divisor where that is exact (avg_power_of_two), else the divisor */
     int reciprocal[AVG_ROW_BLOCK];
+    const avg_row_plan plan = avg_plan(first, end);
     for (size_t dy0 = 0; dy0 < dstH; dy0 += AVG_ROW_BLOCK) {
         const size_t count = dstH - dy0 < AVG_ROW_BLOCK ? dstH - dy0 : AVG_ROW_BLOCK;
+        int uniform = K == 2 && first == 0 && end == dstW && count == dstH;
         for (size_t i = 0; i < count; ++i) {
             size_t yb, ye;
             avg_window(dy0 + i, g->strideY, g->padY, g->kernelY, H, &yb, &ye);
             ybs[i] = yb, rows[i] = ye - yb, divisors[i] = pk_divisor(g, ye - yb, K);
             reciprocal[i] = avg_power_of_two(divisors[i]);
             scales[i] = reciprocal[i] ? 1.0f / divisors[i] : divisors[i];
+            uniform &= rows[i] == 2 && divisors[i] == divisors[0];
+        }
+        if (uniform) {
+            avg_s2_2x2_planes(src, C, H, W, pad, dstH, dstW, ybs, scales[0], reciprocal[0], dst);
+            break;
         }
         for (size_t c = 0; c < C; ++c) {
             const float * plane = src + c * H * W;
@@ -202,7 +262,7 @@ static int avg_nchw_s2(const float * src, size_t C, const pk_geometry * geometry
                 for (size_t dx = 0; dx < first; ++dx)
                     out[dx] = avg_one(plane, g, yb, yb + R, dx);
                 if (K == 2 && R == 2)
-                    avg_s2_2x2(plane + yb * W, W, pad, first, end, scales[i], reciprocal[i], out);
+                    avg_s2_2x2(plane + yb * W, W, pad, &plan, scales[i], reciprocal[i], out);
                 else if (K == 3 && R == 3)
                     avg_s2_row(plane, W, pad, yb, 3, 3, first, end, divisors[i], out);
                 else if (K == 3 && R == 2)
