@@ -25,15 +25,7 @@
 #define PK_AVERAGE 1
 #include "pooling/pool_kernel.h"
 
-#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
-/* NCHW with stride 2 at AVX-512: the shared loop (pool_kernel.h) spends most of a short row (28 outputs of a
-   56-wide plane) outside its vector body (an overlapping second vector, a scalar last column, the window set-up of
-   each call, a 64-bit division in pv_window), which made the 256x56x56 k2s2 layer 2.5x slower than upstream.
-   Here the row windows are computed once per call for all planes, every column whose window is unclipped goes
-   through 16-lane chunks (loads masked to the row, the last store masked), the kernel shapes 2x2, 3x3 and 3x2 are
-   straight-line code, and the stride-2 deinterleave is one vpermt2ps per tap in output order. Lanes fold exactly
-   the scalar sum (0 + taps in row-major order, then one division), so the results are pk_nchw_one's bit for bit. */
-
+#if SB_ISA_AT_LEAST(2)
 /* 1 if d is a power of two whose reciprocal is a normal float: then x * (1/d) is x / d exactly (both round the
    same real, x scaled by a power of two), and a multiplication takes a fraction of a division's time. */
 SB_INLINE int avg_power_of_two(float d)
@@ -42,6 +34,125 @@ SB_INLINE int avg_power_of_two(float d)
     memcpy(&bits, &d, sizeof bits);
     return d >= 1.0f && d <= 0x1p126f && (bits & 0x7FFFFFu) == 0;
 }
+
+/* 2x2 windows (kernel 2x2, both rows inside): outputs [first, end) of one row from rows r0 and r0 + W, output dx
+   starting at column 2*dx - pad. Per 8 outputs: two 8-float loads a row, split into even and odd columns by
+   in-lane shuffles (lanes in SB_EVENP order, restored by one permute before the store). 256-bit, not 512-bit: a
+   64-byte load at an odd row of a 56-wide plane always splits a cache line, and the 512-bit form measured 1.2x
+   slower (256x56x56). The scan-order fold 0 + a + b + c + d equals (a + b + c + d) + 0: the leading zero only turns
+   an all -0 window's -0 into +0, which the trailing one does too, fused with the scaling (a multiply-add by 1/d
+   and 0 when d is a power of two, scale = 1/d; else scale = d). */
+SB_INLINE void avg_2x2_8(const float * p0, size_t W, __m256 d, int by_reciprocal, float * out)
+{
+    const float * p1 = p0 + W;
+    __m256 a0 = _mm256_loadu_ps(p0), a1 = _mm256_loadu_ps(p0 + 8);
+    __m256 b0 = _mm256_loadu_ps(p1), b1 = _mm256_loadu_ps(p1 + 8);
+    __m256 s = _mm256_add_ps(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xDD));
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0x88));
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0xDD));
+    s = by_reciprocal ? _mm256_fmadd_ps(s, d, _mm256_setzero_ps())
+                      : _mm256_div_ps(_mm256_add_ps(s, _mm256_setzero_ps()), d);
+    _mm256_storeu_ps(out, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8)));
+}
+
+/* n <= 4 outputs. Fewer than 4 (rows narrower than 4 outputs): AVX-512 masks the loads and the store to them;
+   AVX2 folds them one by one, the same operations in the same order. */
+SB_INLINE void avg_2x2_4(const float * p0, size_t W, size_t n, __m128 d, int by_reciprocal, float * out)
+{
+    const float * p1 = p0 + W;
+    __m128 a0, a1, b0, b1;
+    if (n == 4) {
+        a0 = _mm_loadu_ps(p0), a1 = _mm_loadu_ps(p0 + 4), b0 = _mm_loadu_ps(p1), b1 = _mm_loadu_ps(p1 + 4);
+    } else {
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+        __mmask8 m = (__mmask8)((1u << (2 * n)) - 1);
+        a0 = _mm_maskz_loadu_ps(m, p0), a1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p0 + 4);
+        b0 = _mm_maskz_loadu_ps(m, p1), b1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p1 + 4);
+#else
+        const float s = _mm_cvtss_f32(d);
+        for (size_t k = 0; k < n; ++k) {
+            float acc = ((p0[2 * k] + p0[2 * k + 1]) + p1[2 * k]) + p1[2 * k + 1];
+            acc = acc + 0.0f; /* before the scaling: a tiny negative product rounds to -0, which must stay */
+            out[k] = by_reciprocal ? acc * s : acc / s;
+        }
+        return;
+#endif
+    }
+    __m128 s = _mm_add_ps(_mm_shuffle_ps(a0, a1, 0x88), _mm_shuffle_ps(a0, a1, 0xDD));
+    s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0x88));
+    s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0xDD));
+    s = by_reciprocal ? _mm_fmadd_ps(s, d, _mm_setzero_ps()) : _mm_div_ps(_mm_add_ps(s, _mm_setzero_ps()), d);
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+    if (n < 4) {
+        _mm_mask_storeu_ps(out, (__mmask8)((1u << n) - 1), s);
+        return;
+    }
+#endif
+    _mm_storeu_ps(out, s);
+}
+
+/* The steps of a row of outputs [first, end): 8 at a time, then the rest 4 at a time (a 28-wide row: 3 x 8 + 4,
+   where 8-wide steps alone would compute 32); the last 4-step overlaps the previous one when it can, else its
+   loads and store are masked. The same for every row, so computed once. */
+typedef struct {
+    size_t first, full_end, tail[2], tail_n[2], tails;
+} avg_row_plan;
+
+SB_INLINE avg_row_plan avg_plan(size_t first, size_t end)
+{
+    avg_row_plan r;
+    r.first = first;
+    r.full_end = first + ((end - first) & ~(size_t)7);
+    r.tails = 0;
+    for (size_t dx = r.full_end; dx < end; dx += 4) {
+        if (end - dx < 4 && end - first >= 4)
+            dx = end - 4;
+        r.tail[r.tails] = dx;
+        r.tail_n[r.tails++] = end - dx < 4 ? end - dx : 4;
+    }
+    return r;
+}
+
+SB_INLINE void avg_s2_2x2(const float * r0, size_t W, size_t pad, const avg_row_plan * plan, float scale,
+    int by_reciprocal, float * out)
+{
+    const __m256 d = _mm256_set1_ps(scale);
+    for (size_t dx = plan->first; dx < plan->full_end; dx += 8)
+        avg_2x2_8(r0 + (2 * dx - pad), W, d, by_reciprocal, out + dx);
+    for (size_t t = 0; t < plan->tails; ++t)
+        avg_2x2_4(r0 + (2 * plan->tail[t] - pad), W, plan->tail_n[t], _mm256_castps256_ps128(d), by_reciprocal,
+            out + plan->tail[t]);
+}
+
+/* 2x2 windows at stride 2 without padding, every window inside the image (dstH <= H/2, dstW <= W/2), NCHW: every
+   output row is the same steps with divisor 4, so a row is only its steps (the general loop's per-row work costs
+   about as much as a 28-wide row's arithmetic). Returns 0 (nothing written) for any other geometry. */
+static int avg_2x2_s2(const float * src, size_t C, const pk_geometry * g, float * dst)
+{
+    const size_t H = g->srcH, W = g->srcW, dstH = g->dstH, dstW = g->dstW;
+    if (g->kernelY != 2 || g->kernelX != 2 || g->strideY != 2 || g->strideX != 2 || g->padY || g->padX ||
+        dstH > H / 2 || dstW > W / 2 || dstW == 0)
+        return 0;
+    const avg_row_plan plan = avg_plan(0, dstW);
+    for (size_t c = 0; c < C; ++c) {
+        const float * plane = src + c * H * W;
+        float * out = dst + c * dstH * dstW;
+        for (size_t i = 0; i < dstH; ++i)
+            avg_s2_2x2(plane + 2 * i * W, W, 0, &plan, 0.25f, 1, out + i * dstW);
+    }
+    return 1;
+}
+
+#endif
+
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+/* NCHW with stride 2 at AVX-512: the shared loop (pool_kernel.h) spends most of a short row (28 outputs of a
+   56-wide plane) outside its vector body (an overlapping second vector, a scalar last column, the window set-up of
+   each call, a 64-bit division in pv_window), which made the 256x56x56 k2s2 layer 2.5x slower than upstream.
+   Here the row windows are computed once per call for all planes, every column whose window is unclipped goes
+   through 16-lane chunks (loads masked to the row, the last store masked), the kernel shapes 2x2, 3x3 and 3x2 are
+   straight-line code, and the stride-2 deinterleave is one vpermt2ps per tap in output order. Lanes fold exactly
+   the scalar sum (0 + taps in row-major order, then one division), so the results are pk_nchw_one's bit for bit. */
 
 /* Columns [b, b + 32) of a row that lie inside it (b < W), as a load mask. */
 SB_INLINE uint32_t avg_mask(size_t W, size_t b)
@@ -96,100 +207,6 @@ SB_INLINE void avg_s2_row(const float * plane, size_t W, size_t pad, size_t yb, 
             avg_s2_chunk(plane, W, yb, R, K, dx * 2 - pad, end - dx < 16 ? end - dx : 16, d, 0, out + dx);
 }
 
-/* 2x2 windows (kernel 2x2, both rows inside): outputs [first, end) of one row from rows r0 and r0 + W, output dx
-   starting at column 2*dx - pad. Per 8 outputs: two 8-float loads a row, split into even and odd columns by
-   in-lane shuffles (lanes in SB_EVENP order, restored by one permute before the store). 256-bit, not 512-bit: a
-   64-byte load at an odd row of a 56-wide plane always splits a cache line, and the 512-bit form measured 1.2x
-   slower (256x56x56). The scan-order fold 0 + a + b + c + d equals (a + b + c + d) + 0: the leading zero only turns
-   an all -0 window's -0 into +0, which the trailing one does too, fused with the scaling (a multiply-add by 1/d
-   and 0 when d is a power of two, scale = 1/d; else scale = d). */
-SB_INLINE void avg_2x2_8(const float * p0, size_t W, __m256 d, int by_reciprocal, float * out)
-{
-    const float * p1 = p0 + W;
-    __m256 a0 = _mm256_loadu_ps(p0), a1 = _mm256_loadu_ps(p0 + 8);
-    __m256 b0 = _mm256_loadu_ps(p1), b1 = _mm256_loadu_ps(p1 + 8);
-    __m256 s = _mm256_add_ps(_mm256_shuffle_ps(a0, a1, 0x88), _mm256_shuffle_ps(a0, a1, 0xDD));
-    s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0x88));
-    s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0xDD));
-    s = by_reciprocal ? _mm256_fmadd_ps(s, d, _mm256_setzero_ps())
-                      : _mm256_div_ps(_mm256_add_ps(s, _mm256_setzero_ps()), d);
-    _mm256_storeu_ps(out, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8)));
-}
-
-/* n <= 4 outputs (loads and store masked to them). */
-SB_INLINE void avg_2x2_4(const float * p0, size_t W, size_t n, __m128 d, int by_reciprocal, float * out)
-{
-    const float * p1 = p0 + W;
-    __m128 a0, a1, b0, b1;
-    if (n == 4) {
-        a0 = _mm_loadu_ps(p0), a1 = _mm_loadu_ps(p0 + 4), b0 = _mm_loadu_ps(p1), b1 = _mm_loadu_ps(p1 + 4);
-    } else {
-        __mmask8 m = (__mmask8)((1u << (2 * n)) - 1);
-        a0 = _mm_maskz_loadu_ps(m, p0), a1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p0 + 4);
-        b0 = _mm_maskz_loadu_ps(m, p1), b1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p1 + 4);
-    }
-    __m128 s = _mm_add_ps(_mm_shuffle_ps(a0, a1, 0x88), _mm_shuffle_ps(a0, a1, 0xDD));
-    s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0x88));
-    s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0xDD));
-    s = by_reciprocal ? _mm_fmadd_ps(s, d, _mm_setzero_ps()) : _mm_div_ps(_mm_add_ps(s, _mm_setzero_ps()), d);
-    if (n == 4)
-        _mm_storeu_ps(out, s);
-    else
-        _mm_mask_storeu_ps(out, (__mmask8)((1u << n) - 1), s);
-}
-
-/* The steps of a row of outputs [first, end): 8 at a time, then the rest 4 at a time (a 28-wide row: 3 x 8 + 4,
-   where 8-wide steps alone would compute 32); the last 4-step overlaps the previous one when it can, else its
-   loads and store are masked. The same for every row, so computed once. */
-typedef struct {
-    size_t first, full_end, tail[2], tail_n[2], tails;
-} avg_row_plan;
-
-SB_INLINE avg_row_plan avg_plan(size_t first, size_t end)
-{
-    avg_row_plan r;
-    r.first = first;
-    r.full_end = first + ((end - first) & ~(size_t)7);
-    r.tails = 0;
-    for (size_t dx = r.full_end; dx < end; dx += 4) {
-        if (end - dx < 4 && end - first >= 4)
-            dx = end - 4;
-        r.tail[r.tails] = dx;
-        r.tail_n[r.tails++] = end - dx < 4 ? end - dx : 4;
-    }
-    return r;
-}
-
-SB_INLINE void avg_s2_2x2(const float * r0, size_t W, size_t pad, const avg_row_plan * plan, float scale,
-    int by_reciprocal, float * out)
-{
-    const __m256 d = _mm256_set1_ps(scale);
-    for (size_t dx = plan->first; dx < plan->full_end; dx += 8)
-        avg_2x2_8(r0 + (2 * dx - pad), W, d, by_reciprocal, out + dx);
-    for (size_t t = 0; t < plan->tails; ++t)
-        avg_2x2_4(r0 + (2 * plan->tail[t] - pad), W, plan->tail_n[t], _mm256_castps256_ps128(d), by_reciprocal,
-            out + plan->tail[t]);
-}
-
-/* Every plane when every output row has unclipped 2x2 windows with one divisor (no border columns): the general
-   loop's per-row work (border loops, kernel-shape branches, row set-up) costs about as much as the arithmetic of
-   a 28-wide row, so here a row is only its steps. */
-static void avg_s2_2x2_planes(const float * src, size_t C, size_t H, size_t W, size_t pad, size_t dstH,
-    size_t dstW, const size_t * ybs, float scale, int by_reciprocal, float * dst)
-{
-    const avg_row_plan plan = avg_plan(0, dstW);
-    for (size_t c = 0; c < C; ++c) {
-        const float * plane = src + c * H * W;
-        float * out = dst + c * dstH * dstW;
-        if (by_reciprocal)
-            for (size_t i = 0; i < dstH; ++i)
-                avg_s2_2x2(plane + ybs[i] * W, W, pad, &plan, scale, 1, out + i * dstW);
-        else
-            for (size_t i = 0; i < dstH; ++i)
-                avg_s2_2x2(plane + ybs[i] * W, W, pad, &plan, scale, 0, out + i * dstW);
-    }
-}
-
 /* pv_window without its overflow guard (a 64-bit division per call), for callers that checked once that
    d*stride + kernel cannot overflow for any output d. */
 SB_INLINE void avg_window(size_t d, size_t stride, size_t pad, size_t kernel, size_t size, size_t * begin,
@@ -241,18 +258,12 @@ static int avg_nchw_s2(const float * src, size_t C, const pk_geometry * geometry
     const avg_row_plan plan = avg_plan(first, end);
     for (size_t dy0 = 0; dy0 < dstH; dy0 += AVG_ROW_BLOCK) {
         const size_t count = dstH - dy0 < AVG_ROW_BLOCK ? dstH - dy0 : AVG_ROW_BLOCK;
-        int uniform = K == 2 && first == 0 && end == dstW && count == dstH;
         for (size_t i = 0; i < count; ++i) {
             size_t yb, ye;
             avg_window(dy0 + i, g->strideY, g->padY, g->kernelY, H, &yb, &ye);
             ybs[i] = yb, rows[i] = ye - yb, divisors[i] = pk_divisor(g, ye - yb, K);
             reciprocal[i] = avg_power_of_two(divisors[i]);
             scales[i] = reciprocal[i] ? 1.0f / divisors[i] : divisors[i];
-            uniform &= rows[i] == 2 && divisors[i] == divisors[0];
-        }
-        if (uniform) {
-            avg_s2_2x2_planes(src, C, H, W, pad, dstH, dstW, ybs, scales[0], reciprocal[0], dst);
-            break;
         }
         for (size_t c = 0; c < C; ++c) {
             const float * plane = src + c * H * W;
@@ -283,6 +294,10 @@ void SB_FN(pooling_average)(const float * src, size_t srcC, size_t srcH, size_t 
     SimdBool excludePad, SimdTensorFormatType format)
 {
     pk_geometry g = {srcH, srcW, kernelY, kernelX, strideY, strideX, padY, padX, dstH, dstW, excludePad != 0};
+#if SB_ISA_AT_LEAST(2)
+    if (format != SimdTensorFormatNhwc && avg_2x2_s2(src, srcC, &g, dst))
+        return;
+#endif
 #if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
     if (format != SimdTensorFormatNhwc && avg_nchw_s2(src, srcC, &g, dst))
         return;
