@@ -196,7 +196,7 @@ static int gather_outer_fast(const void * s, size_t n, size_t inner, const void 
             gather_row_permute((const uint32_t *)s, n, x, index_size, count, (uint32_t *)d);
             return 1;
         }
-        if (inner > 1) {
+        if (inner > 1 && n <= (size_t)INT32_MAX) { /* int32 indices compare as unsigned: negatives above n */
             gather_outer_inner((const uint32_t *)s, n, inner, x, index_size, count, (uint32_t *)d);
             return 1;
         }
