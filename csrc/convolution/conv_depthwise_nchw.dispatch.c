@@ -44,7 +44,7 @@ static float dw_nchw_point(const SimdConvolutionParameters * p, const float * pl
    loaded (masked loads do not fault) nor added, so a vector over border columns computes them with the same
    operations as dw3_nchw_point. */
 SB_INLINE void dw3_nchw_block(const float * const * tap, size_t ls, const vf * w, float * out, size_t ld, const int R,
-    const int V, const int SY, const int EDGE, const unsigned * ok, const vi * inside)
+    const int V, const int SY, const int EDGE, const unsigned * ok, const vi * inside, size_t last_lanes)
 {
     vf acc[DW_ROWS][2];
     DW_UNROLL
@@ -81,8 +81,12 @@ SB_INLINE void dw3_nchw_block(const float * const * tap, size_t ls, const vf * w
     DW_UNROLL
     for (int r = 0; r < R; ++r)
         DW_UNROLL
-        for (int v = 0; v < V; ++v)
-            vstore(out + r * ld + v * SB_W, acc[r][v]);
+        for (int v = 0; v < V; ++v) {
+            if (EDGE && v == V - 1 && last_lanes < SB_W)
+                vstore_n(out + r * ld + v * SB_W, acc[r][v], last_lanes);
+            else
+                vstore(out + r * ld + v * SB_W, acc[r][v]);
+        }
 }
 
 /* NCHW, 3x3: one border output of R rows (as in dw3_nchw_block) from the taps [kx0, kx1) that lie inside the row,
@@ -117,6 +121,21 @@ static void dw_split_columns(const float * plane, size_t H, size_t W, size_t hal
         const float * row = plane + y * W;
         float * even = split + 2 * y * half, * odd = even + half;
         size_t j = 0;
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+        /* AVX-512: 8 outputs a step from two 256-bit loads. A 64-byte load at an odd row of a 56-wide plane always
+           splits a cache line, and the 16-lane form of this loop measured 1.15x slower on the whole layer. */
+        for (int last = 0; 2 * j + 16 <= W; j += 8) {
+            __m256 a = _mm256_loadu_ps(row + 2 * j), b = _mm256_loadu_ps(row + 2 * j + 8);
+            _mm256_storeu_ps(even + j, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xD8)));
+            _mm256_storeu_ps(odd + j, _mm256_castpd_ps(_mm256_permute4x64_pd(
+                _mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xDD)), 0xD8)));
+            if (!last && 2 * j + 16 < W && 2 * (j + 8) + 16 > W && 2 * (j + 8) + 1 < W) {
+                j = (W - 16) / 2 - 8; /* one more step, moved back to end at the row's end, as below */
+                last = 1;
+            }
+        }
+#endif
         for (; 2 * j + 2 * SB_W <= W; j += SB_W) {
             vstore(even + j, vload_even(row + 2 * j));
             vstore(odd + j, vload_odd(row + 2 * j));
@@ -135,13 +154,58 @@ static void dw_split_columns(const float * plane, size_t H, size_t W, size_t hal
     }
 }
 
+/* The tap masks of the blocks along an output row at AVX-512 (dw3_nchw_rows_of walks the row in the same blocks for
+   every group of rows), computed once per call instead of once per block: bit l of ok[kx * 2 + v] is set when
+   output lane l of vector v reads inside the row with tap kx and lies before dW. */
+typedef struct {
+    unsigned ok[6];
+} dw_edge;
+
+#if SB_ISA_AT_LEAST(3)
+/* The next block from dx along a row of dW outputs (AVX-512): two vectors while a second one has outputs left (its
+   lanes past dW neither loaded nor stored: a 28-wide row at stride 2 is one block of 2 * R sums, not two of R),
+   else one, moved back to end at dW (same operations on the overlap). Returns V; *at is the block's first output. */
+SB_INLINE int dw_block_at(size_t dx, size_t dW, size_t * at)
+{
+    int V = dx + SB_W < dW ? 2 : 1;
+    *at = V == 1 && dx + SB_W > dW ? dW - SB_W : dx;
+    return V;
+}
+
+static size_t dw_edge_count(size_t dW) { return dW / SB_W + 2; }
+
+static void dw_edge_masks(const SimdConvolutionParameters * p, dw_edge * edges)
+{
+    size_t sX = p->strideX, W = p->srcW, dW = p->dstW, b = 0;
+    ptrdiff_t first[3], last[3]; /* outputs [first[kx], last[kx]) read inside with tap kx */
+    for (int kx = 0; kx < 3; ++kx) {
+        ptrdiff_t o = (ptrdiff_t)p->padX - kx, hi = (ptrdiff_t)W - 1 + o; /* dx*sX >= o, dx*sX <= hi */
+        first[kx] = o <= 0 ? 0 : (o + (ptrdiff_t)sX - 1) / (ptrdiff_t)sX;
+        last[kx] = hi < 0 ? 0 : hi / (ptrdiff_t)sX + 1;
+        if (last[kx] > (ptrdiff_t)dW)
+            last[kx] = (ptrdiff_t)dW;
+    }
+    for (size_t dx = 0; dx < dW; ++b) {
+        int V = dw_block_at(dx, dW, &dx);
+        for (int kx = 0; kx < 3; ++kx)
+            for (int v = 0; v < 2; ++v) {
+                ptrdiff_t e = (ptrdiff_t)dx + v * SB_W, lo = first[kx] - e, hi = last[kx] - e;
+                lo = lo < 0 ? 0 : lo > SB_W ? SB_W : lo;
+                hi = hi < lo ? lo : hi > SB_W ? SB_W : hi;
+                edges[b].ok[kx * 2 + v] = v < V ? (unsigned)(((1ull << hi) - 1) & ~((1ull << lo) - 1)) : 0;
+            }
+        dx += (size_t)V * SB_W;
+    }
+}
+#endif
+
 /* R (1, 2 or DW_ROWS; more than 1 at y-strides 1 and 2) NCHW output rows from dy on whose three kernel rows lie
    inside the image, 3x3 (dw_is_3x3), with at least one vector of interior columns [in0, in1). At stride 2 the
    interior reads split, the plane's columns by parity (dw_split_columns); the border columns always read the
    plane. */
 SB_INLINE void dw3_nchw_rows_of(const SimdConvolutionParameters * p, const float * plane, const float * split,
     size_t half, const float * weight, size_t dy, const int R, const int SY, const size_t * xr, size_t in0, size_t in1,
-    float * row)
+    const dw_edge * edges, float * row)
 {
     size_t sX = p->strideX, W = p->srcW, dW = p->dstW, sy = dy * p->strideY - p->padY;
     vf w[9];
@@ -162,56 +226,44 @@ SB_INLINE void dw3_nchw_rows_of(const SimdConvolutionParameters * p, const float
     }
 #if SB_ISA_AT_LEAST(3)
     /* AVX-512: vectors over the whole row, the border columns included through masked taps (dw3_nchw_block's
-       EDGE) instead of tap by tap: 1.17x at stride 1 on 56x56 planes (128 and 144 channels), as fast at stride 2.
-       Outputs [first[kx], last[kx]) read inside with tap kx. */
+       EDGE, masks from dw_edge_masks) instead of tap by tap: 1.17x at stride 1 on 56x56 planes (128 and 144
+       channels), as fast at stride 2. */
     (void)xr;
-    ptrdiff_t first[3], last[3];
-    for (int kx = 0; kx < 3; ++kx) {
-        ptrdiff_t o = (ptrdiff_t)p->padX - kx, hi = (ptrdiff_t)W - 1 + o; /* dx*sX >= o, dx*sX <= hi */
-        first[kx] = o <= 0 ? 0 : (o + (ptrdiff_t)sX - 1) / (ptrdiff_t)sX;
-        last[kx] = hi < 0 ? 0 : hi / (ptrdiff_t)sX + 1;
-    }
-    for (size_t dx = 0; dx < dW;) {
-        int V = 2 * R <= DW_SUMS && dx + 2 * SB_W <= dW ? 2 : 1;
-        if (V == 1 && dx + SB_W > dW) /* the last vector moves back to end at dW (same operations on the overlap) */
-            dx = dW - SB_W;
+    for (size_t dx = 0, b = 0; dx < dW; ++b) {
+        int V = dw_block_at(dx, dW, &dx);
+        size_t last_lanes = V == 2 && dx + 2 * SB_W > dW ? dW - dx - SB_W : SB_W;
         const float * tap[3] = {base[0] + dx, base[1] + dx, base[2] + dx};
         if (dx >= in0 && dx + (size_t)V * SB_W <= in1) {
             if (V == 2)
-                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL);
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL, SB_W);
             else
-                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL);
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL, SB_W);
         } else {
-            unsigned ok[6] = {0};
+            const unsigned * ok = edges[b].ok;
             vi inside[6];
-            for (int kx = 0; kx < 3; ++kx)
-                for (int v = 0; v < V; ++v) {
-                    ptrdiff_t e = (ptrdiff_t)dx + v * SB_W, lo = first[kx] - e, hi = last[kx] - e;
-                    lo = lo < 0 ? 0 : lo > SB_W ? SB_W : lo;
-                    hi = hi < lo ? lo : hi > SB_W ? SB_W : hi;
-                    ok[kx * 2 + v] = (unsigned)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
 #ifdef SB_EMULATED_UNIT
-                    for (int l = 0; l < SB_W; ++l)
-                        inside[kx * 2 + v][l] = l >= lo && l < hi ? -1 : 0;
+            for (int k = 0; k < 6; ++k)
+                for (int l = 0; l < SB_W; ++l)
+                    inside[k][l] = (ok[k] >> l) & 1 ? -1 : 0;
 #endif
-                }
             if (V == 2)
-                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 1, ok, inside);
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 1, ok, inside, last_lanes);
             else
-                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 1, ok, inside);
+                dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 1, ok, inside, SB_W);
         }
         dx += (size_t)V * SB_W;
     }
 #else
+    (void)edges;
     for (size_t dx = in0; dx < in1;) {
         int V = 2 * R <= DW_SUMS && dx + 2 * SB_W <= in1 ? 2 : 1;
         if (V == 1 && dx + SB_W > in1) /* the last vector moves back to end at in1 (same operations on the overlap) */
             dx = in1 - SB_W;
         const float * tap[3] = {base[0] + dx, base[1] + dx, base[2] + dx};
         if (V == 2)
-            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL);
+            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 2, SY, 0, NULL, NULL, SB_W);
         else
-            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL);
+            dw3_nchw_block(tap, ls, w, row + dx, dW, R, 1, SY, 0, NULL, NULL, SB_W);
         dx += (size_t)V * SB_W;
     }
     const float * top = plane + sy * W - p->padX; /* + dx * sX: wraps back in range */
@@ -229,18 +281,19 @@ SB_INLINE void dw3_nchw_rows_of(const SimdConvolutionParameters * p, const float
 
 /* dw3_nchw_rows_of with R (1, 2 or DW_ROWS) and the y-stride SY as constants: one copy per case. */
 static void dw3_nchw_rows(const SimdConvolutionParameters * p, const float * plane, const float * split, size_t half,
-    const float * weight, size_t dy, const int R, const size_t * xr, size_t in0, size_t in1, float * row)
+    const float * weight, size_t dy, const int R, const size_t * xr, size_t in0, size_t in1, const dw_edge * edges,
+    float * row)
 {
     if (R == 1)
-        dw3_nchw_rows_of(p, plane, split, half, weight, dy, 1, 1, xr, in0, in1, row);
+        dw3_nchw_rows_of(p, plane, split, half, weight, dy, 1, 1, xr, in0, in1, edges, row);
     else if (R == 2 && p->strideY == 1)
-        dw3_nchw_rows_of(p, plane, split, half, weight, dy, 2, 1, xr, in0, in1, row);
+        dw3_nchw_rows_of(p, plane, split, half, weight, dy, 2, 1, xr, in0, in1, edges, row);
     else if (R == 2)
-        dw3_nchw_rows_of(p, plane, split, half, weight, dy, 2, 2, xr, in0, in1, row);
+        dw3_nchw_rows_of(p, plane, split, half, weight, dy, 2, 2, xr, in0, in1, edges, row);
     else if (p->strideY == 1)
-        dw3_nchw_rows_of(p, plane, split, half, weight, dy, DW_ROWS, 1, xr, in0, in1, row);
+        dw3_nchw_rows_of(p, plane, split, half, weight, dy, DW_ROWS, 1, xr, in0, in1, edges, row);
     else
-        dw3_nchw_rows_of(p, plane, split, half, weight, dy, DW_ROWS, 2, xr, in0, in1, row);
+        dw3_nchw_rows_of(p, plane, split, half, weight, dy, DW_ROWS, 2, xr, in0, in1, edges, row);
 }
 
 /* One NCHW output row, any geometry: vectors over the interior columns [in0, in1), the border columns tap by tap. */
@@ -337,6 +390,16 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
     float * split = fast && sX == 2 ? (float *)malloc(2 * p->srcH * half * sizeof(float)) : NULL;
     if (sX == 2 && !split)
         fast = 0; /* no memory for the split plane: the general path */
+    dw_edge * edges = NULL;
+#if SB_ISA_AT_LEAST(3)
+    if (fast) {
+        edges = (dw_edge *)malloc(dw_edge_count(p->dstW) * sizeof(dw_edge));
+        if (edges)
+            dw_edge_masks(p, edges);
+        else
+            fast = 0; /* no memory for the masks: the general path */
+    }
+#endif
     size_t * yr = tap_ranges(p->dstH, p->strideY, p->padY, p->dilationY, p->srcH, kY);
     size_t * xr = tap_ranges(p->dstW, sX, p->padX, p->dilationX, p->srcW, kX);
     sb_epilogue e = conv_group_epilogue(c, 0, 1);
@@ -362,7 +425,7 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
                     ++full;
                 }
                 int R = full == DW_ROWS ? DW_ROWS : full >= 2 ? 2 : 1;
-                dw3_nchw_rows(p, plane, split, half, w, dy, R, xr, in0, in1, out + dy * p->dstW);
+                dw3_nchw_rows(p, plane, split, half, w, dy, R, xr, in0, in1, edges, out + dy * p->dstW);
                 dy += (size_t)R;
             } else {
                 dw_nchw_row(p, plane, w, dy, ky0, ky1, xr, in0, in1, out + dy * p->dstW);
@@ -372,6 +435,7 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
         sb_epilogue_block(out, p->dstH * p->dstW, 1, p->dstH * p->dstW, ch, 0, &e);
     }
     free(split);
+    free(edges);
     free(yr);
     free(xr);
 }

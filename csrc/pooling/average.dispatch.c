@@ -25,6 +25,128 @@
 #define PK_AVERAGE 1
 #include "pooling/pool_kernel.h"
 
+#if SB_ISA_AT_LEAST(2)
+/* 1 if d is a power of two whose reciprocal is a normal float: then x * (1/d) is x / d exactly (both round the
+   same real, x scaled by a power of two), and a multiplication takes a fraction of a division's time. */
+SB_INLINE int avg_power_of_two(float d)
+{
+    uint32_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return d >= 1.0f && d <= 0x1p126f && (bits & 0x7FFFFFu) == 0;
+}
+
+/* 2x2 windows (kernel 2x2, both rows inside): outputs [first, end) of one row from rows r0 and r0 + W, output dx
+   starting at column 2*dx - pad. Per 8 outputs: two 8-float loads a row; the top row's pairs a + b by one
+   horizontal add, the bottom row's c and d split into even and odd columns by in-lane shuffles (lanes in SB_EVENP
+   order, hadd's too, restored by one permute before the store; hadd instead of two more shuffles and an add
+   measured 1.1x). 256-bit, not 512-bit: a
+   64-byte load at an odd row of a 56-wide plane always splits a cache line, and the 512-bit form measured 1.2x
+   slower (256x56x56). The scan-order fold 0 + a + b + c + d equals (a + b + c + d) + 0: the leading zero only turns
+   an all -0 window's -0 into +0, which the trailing one does too, fused with the scaling (a multiply-add by 1/d
+   and 0 when d is a power of two, scale = 1/d; else scale = d). */
+SB_INLINE void avg_2x2_8(const float * p0, size_t W, __m256 d, int by_reciprocal, float * out)
+{
+    const float * p1 = p0 + W;
+    __m256 a0 = _mm256_loadu_ps(p0), a1 = _mm256_loadu_ps(p0 + 8);
+    __m256 b0 = _mm256_loadu_ps(p1), b1 = _mm256_loadu_ps(p1 + 8);
+    __m256 s = _mm256_hadd_ps(a0, a1);
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0x88));
+    s = _mm256_add_ps(s, _mm256_shuffle_ps(b0, b1, 0xDD));
+    s = by_reciprocal ? _mm256_fmadd_ps(s, d, _mm256_setzero_ps())
+                      : _mm256_div_ps(_mm256_add_ps(s, _mm256_setzero_ps()), d);
+    _mm256_storeu_ps(out, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8)));
+}
+
+/* n <= 4 outputs. Fewer than 4 (rows narrower than 4 outputs): AVX-512 masks the loads and the store to them;
+   AVX2 folds them one by one, the same operations in the same order. */
+SB_INLINE void avg_2x2_4(const float * p0, size_t W, size_t n, __m128 d, int by_reciprocal, float * out)
+{
+    const float * p1 = p0 + W;
+    __m128 a0, a1, b0, b1;
+    if (n == 4) {
+        a0 = _mm_loadu_ps(p0), a1 = _mm_loadu_ps(p0 + 4), b0 = _mm_loadu_ps(p1), b1 = _mm_loadu_ps(p1 + 4);
+    } else {
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+        __mmask8 m = (__mmask8)((1u << (2 * n)) - 1);
+        a0 = _mm_maskz_loadu_ps(m, p0), a1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p0 + 4);
+        b0 = _mm_maskz_loadu_ps(m, p1), b1 = _mm_maskz_loadu_ps((__mmask8)(m >> 4), p1 + 4);
+#else
+        const float s = _mm_cvtss_f32(d);
+        for (size_t k = 0; k < n; ++k) {
+            float acc = ((p0[2 * k] + p0[2 * k + 1]) + p1[2 * k]) + p1[2 * k + 1];
+            acc = acc + 0.0f; /* before the scaling: a tiny negative product rounds to -0, which must stay */
+            out[k] = by_reciprocal ? acc * s : acc / s;
+        }
+        return;
+#endif
+    }
+    __m128 s = _mm_hadd_ps(a0, a1);
+    s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0x88));
+    s = _mm_add_ps(s, _mm_shuffle_ps(b0, b1, 0xDD));
+    s = by_reciprocal ? _mm_fmadd_ps(s, d, _mm_setzero_ps()) : _mm_div_ps(_mm_add_ps(s, _mm_setzero_ps()), d);
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+    if (n < 4) {
+        _mm_mask_storeu_ps(out, (__mmask8)((1u << n) - 1), s);
+        return;
+    }
+#endif
+    _mm_storeu_ps(out, s);
+}
+
+/* The steps of a row of outputs [first, end): 8 at a time, then the rest 4 at a time (a 28-wide row: 3 x 8 + 4,
+   where 8-wide steps alone would compute 32); the last 4-step overlaps the previous one when it can, else its
+   loads and store are masked. The same for every row, so computed once. */
+typedef struct {
+    size_t first, full_end, tail[2], tail_n[2], tails;
+} avg_row_plan;
+
+SB_INLINE avg_row_plan avg_plan(size_t first, size_t end)
+{
+    avg_row_plan r;
+    r.first = first;
+    r.full_end = first + ((end - first) & ~(size_t)7);
+    r.tails = 0;
+    for (size_t dx = r.full_end; dx < end; dx += 4) {
+        if (end - dx < 4 && end - first >= 4)
+            dx = end - 4;
+        r.tail[r.tails] = dx;
+        r.tail_n[r.tails++] = end - dx < 4 ? end - dx : 4;
+    }
+    return r;
+}
+
+SB_INLINE void avg_s2_2x2(const float * r0, size_t W, size_t pad, const avg_row_plan * plan, float scale,
+    int by_reciprocal, float * out)
+{
+    const __m256 d = _mm256_set1_ps(scale);
+    for (size_t dx = plan->first; dx < plan->full_end; dx += 8)
+        avg_2x2_8(r0 + (2 * dx - pad), W, d, by_reciprocal, out + dx);
+    for (size_t t = 0; t < plan->tails; ++t)
+        avg_2x2_4(r0 + (2 * plan->tail[t] - pad), W, plan->tail_n[t], _mm256_castps256_ps128(d), by_reciprocal,
+            out + plan->tail[t]);
+}
+
+/* 2x2 windows at stride 2 without padding, every window inside the image (dstH <= H/2, dstW <= W/2), NCHW: every
+   output row is the same steps with divisor 4, so a row is only its steps (the general loop's per-row work costs
+   about as much as a 28-wide row's arithmetic). Returns 0 (nothing written) for any other geometry. */
+static int avg_2x2_s2(const float * src, size_t C, const pk_geometry * g, float * dst)
+{
+    const size_t H = g->srcH, W = g->srcW, dstH = g->dstH, dstW = g->dstW;
+    if (g->kernelY != 2 || g->kernelX != 2 || g->strideY != 2 || g->strideX != 2 || g->padY || g->padX ||
+        dstH > H / 2 || dstW > W / 2 || dstW == 0)
+        return 0;
+    const avg_row_plan plan = avg_plan(0, dstW);
+    for (size_t c = 0; c < C; ++c) {
+        const float * plane = src + c * H * W;
+        float * out = dst + c * dstH * dstW;
+        for (size_t i = 0; i < dstH; ++i)
+            avg_s2_2x2(plane + 2 * i * W, W, 0, &plan, 0.25f, 1, out + i * dstW);
+    }
+    return 1;
+}
+
+#endif
+
 #if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
 /* NCHW with stride 2 at AVX-512: the shared loop (pool_kernel.h) spends most of a short row (28 outputs of a
    56-wide plane) outside its vector body (an overlapping second vector, a scalar last column, the window set-up of
@@ -54,7 +176,7 @@ SB_INLINE __m512 avg_half(const float * p, size_t W, size_t b, int odd)
 /* n (<= 16) outputs whose column windows start at columns offset, offset + 2, ... of rows [yb, yb + R) of the
    plane (kernel width K; R and K are constants after inlining for the common kernels). */
 SB_INLINE void avg_s2_chunk(const float * plane, size_t W, size_t yb, size_t R, size_t K, size_t offset, size_t n,
-    __m512 divisor, float * out)
+    __m512 divisor, int by_reciprocal, float * out)
 {
     __m512 acc = _mm512_setzero_ps();
     for (size_t y = yb; y < yb + R; ++y) {
@@ -64,7 +186,8 @@ SB_INLINE void avg_s2_chunk(const float * plane, size_t W, size_t yb, size_t R, 
             acc = _mm512_add_ps(acc, avg_half(row + k2, W, offset + k2, (int)(k & 1)));
         }
     }
-    acc = _mm512_div_ps(acc, divisor);
+    /* divisor holds 1/d when d is a power of two (avg_power_of_two) */
+    acc = by_reciprocal ? _mm512_mul_ps(acc, divisor) : _mm512_div_ps(acc, divisor);
     if (n == 16)
         _mm512_storeu_ps(out, acc);
     else
@@ -76,9 +199,14 @@ SB_INLINE void avg_s2_chunk(const float * plane, size_t W, size_t yb, size_t R, 
 SB_INLINE void avg_s2_row(const float * plane, size_t W, size_t pad, size_t yb, size_t R, size_t K, size_t first,
     size_t end, float divisor, float * out)
 {
-    const __m512 d = _mm512_set1_ps(divisor);
-    for (size_t dx = first; dx < end; dx += 16)
-        avg_s2_chunk(plane, W, yb, R, K, dx * 2 - pad, end - dx < 16 ? end - dx : 16, d, out + dx);
+    const int by_reciprocal = avg_power_of_two(divisor);
+    const __m512 d = _mm512_set1_ps(by_reciprocal ? 1.0f / divisor : divisor);
+    if (by_reciprocal)
+        for (size_t dx = first; dx < end; dx += 16)
+            avg_s2_chunk(plane, W, yb, R, K, dx * 2 - pad, end - dx < 16 ? end - dx : 16, d, 1, out + dx);
+    else
+        for (size_t dx = first; dx < end; dx += 16)
+            avg_s2_chunk(plane, W, yb, R, K, dx * 2 - pad, end - dx < 16 ? end - dx : 16, d, 0, out + dx);
 }
 
 /* pv_window without its overflow guard (a 64-bit division per call), for callers that checked once that
@@ -127,12 +255,17 @@ static int avg_nchw_s2(const float * src, size_t C, const pk_geometry * geometry
         return 0;
     size_t ybs[AVG_ROW_BLOCK], rows[AVG_ROW_BLOCK];
     float divisors[AVG_ROW_BLOCK];
+    float scales[AVG_ROW_BLOCK]; /* 1/divisor where that is exact (avg_power_of_two), else the divisor */
+    int reciprocal[AVG_ROW_BLOCK];
+    const avg_row_plan plan = avg_plan(first, end);
     for (size_t dy0 = 0; dy0 < dstH; dy0 += AVG_ROW_BLOCK) {
         const size_t count = dstH - dy0 < AVG_ROW_BLOCK ? dstH - dy0 : AVG_ROW_BLOCK;
         for (size_t i = 0; i < count; ++i) {
             size_t yb, ye;
             avg_window(dy0 + i, g->strideY, g->padY, g->kernelY, H, &yb, &ye);
             ybs[i] = yb, rows[i] = ye - yb, divisors[i] = pk_divisor(g, ye - yb, K);
+            reciprocal[i] = avg_power_of_two(divisors[i]);
+            scales[i] = reciprocal[i] ? 1.0f / divisors[i] : divisors[i];
         }
         for (size_t c = 0; c < C; ++c) {
             const float * plane = src + c * H * W;
@@ -142,7 +275,7 @@ static int avg_nchw_s2(const float * src, size_t C, const pk_geometry * geometry
                 for (size_t dx = 0; dx < first; ++dx)
                     out[dx] = avg_one(plane, g, yb, yb + R, dx);
                 if (K == 2 && R == 2)
-                    avg_s2_row(plane, W, pad, yb, 2, 2, first, end, divisors[i], out);
+                    avg_s2_2x2(plane + yb * W, W, pad, &plan, scales[i], reciprocal[i], out);
                 else if (K == 3 && R == 3)
                     avg_s2_row(plane, W, pad, yb, 3, 3, first, end, divisors[i], out);
                 else if (K == 3 && R == 2)
@@ -163,6 +296,10 @@ void SB_FN(pooling_average)(const float * src, size_t srcC, size_t srcH, size_t 
     SimdBool excludePad, SimdTensorFormatType format)
 {
     pk_geometry g = {srcH, srcW, kernelY, kernelX, strideY, strideX, padY, padX, dstH, dstW, excludePad != 0};
+#if SB_ISA_AT_LEAST(2)
+    if (format != SimdTensorFormatNhwc && avg_2x2_s2(src, srcC, &g, dst))
+        return;
+#endif
 #if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
     if (format != SimdTensorFormatNhwc && avg_nchw_s2(src, srcC, &g, dst))
         return;
