@@ -1,6 +1,6 @@
 """FP32 convolution: the ``SimdSynetConvolution32f*`` context as :class:`Convolution32f`, and :func:`conv2d`.
 
-Layouts (spec 3.10.2): ``"nchw"`` takes src ``[N][C][H][W]`` and weights OIHW ``[dstC][srcC/group][kY][kX]``;
+Layouts (the weight layout follows the tensor format): ``"nchw"`` takes src ``[N][C][H][W]`` and weights OIHW ``[dstC][srcC/group][kY][kX]``;
 ``"nhwc"`` takes src ``[N][H][W][C]`` and weights HWIO ``[kY][kX][srcC/group][dstC]`` (all output channels
 innermost, whatever the group). :func:`convert_weight` converts between the two.
 
@@ -77,7 +77,7 @@ def _weight_mistake(layout: str, shape: tuple[int, ...], expected: tuple[int, in
 
 
 def convert_weight(weight: Any, source: str, target: str) -> np.ndarray:
-    """Convolution weights converted between the layouts of the two tensor formats (spec 3.10.2).
+    """Convolution weights converted between the layouts of the two tensor formats.
 
     ``source``/``target``: ``"nchw"`` (or ``"oihw"``): ``[dstC][srcC/group][kY][kX]``; ``"nhwc"`` (or ``"hwio"``):
     ``[kY][kX][srcC/group][dstC]``. The group needs no special handling: in both layouts the input axis holds the
@@ -134,7 +134,7 @@ class Convolution32f(NativeContext):
     The context keeps private read-only copies of weight, bias and params for its whole life, so later changes to
     the caller's arrays never reach it. :meth:`forward` may be called from several threads at once: on the bundled
     library every call gets its own scratch (the C context is then only read); on an external library the calls
-    are serialized by a lock, because upstream mutates the context during Forward (spec 6, item 9). A context
+    are serialized by a lock, because upstream mutates the context during Forward (it grows its lazy buffer and GEMM statistics, and Info rewrites its string). A context
     cannot be copied or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
     """
 
@@ -373,7 +373,7 @@ class Convolution32f(NativeContext):
             src = _routes.with_zero_input_channels(src, src.ndim - 3)
         c_out = np.zeros((self.batch, *self._c_dst_shape), np.float32) if self._route.zero_channel else out
         if self._zero_out:
-            c_out.fill(0.0)  # upstream's Base GEMM folds old dst contents in (spec 3.10.7)
+            c_out.fill(0.0)  # CONV32F-BASE-GEMM-READS-DST: upstream's Base GEMM folds old dst in
         if self._guard_src:
             src = _routes.behind_zeros(src, SRC_GUARD)
         ffi = self.library.ffi

@@ -357,7 +357,7 @@ def lrn(x: ArrayLike, half: int, k: ArrayLike, layout: str | TensorFormat = "nch
     out
         Optional float32 output of x's shape; must not overlap `x` (the computation is not in-place safe).
     library
-        The Simd library to call. Upstream builds compute NHWC wrongly when ``channels < 2*half + 1`` (spec 3.3),
+        The Simd library to call. Upstream builds compute NHWC wrongly when ``channels < 2*half + 1`` (``lrn-nhwc-small-channels``),
         and, with ``half == 2``, for 7, 11 and 19 channels (:func:`simdbind._routes.upstream_lrn_is_wrong`); for
         such calls on the upstream versions that the catalogue names, simdbind computes through NCHW instead
         (transposing in NumPy), which upstream gets right.
@@ -374,7 +374,7 @@ def lrn(x: ArrayLike, half: int, k: ArrayLike, layout: str | TensorFormat = "nch
     if array.size == 0:
         return out
     # A window of channels - 1 already covers every channel, so clamping changes no result; it keeps huge values
-    # within size_t, and upstream's NCHW code reads past the channels when half > channels (spec 6.4).
+    # within size_t, and upstream's NCHW code reads past the channels when half > channels.
     half = min(half, channels - 1)
     if lrn_route(library, layout, channels, half):
         image = array if array.ndim == 4 else array[None]

@@ -1,4 +1,4 @@
-"""GatherElements (ONNX semantics) through the ``SimdSynetGatherElements*`` context (spec 3.11).
+"""GatherElements (ONNX semantics) through the ``SimdSynetGatherElements*`` context.
 
 ``out[..., j, ...] = data[..., indices[..., j, ...], ...]`` along `axis`, every other dimension equal between
 data and indices. The C side sees ``outer = data.shape[:axis]``, ``srcCount = data.shape[axis]``,
@@ -82,7 +82,7 @@ class GatherElements(NativeContext):
         The gather axis (negative counts from the end).
     index
         Optional constant index of `index_shape`: validated, copied (read-only) and analysed once
-        (``SetIndex``); every call then uses it, and Forward still receives it (spec 3.11).
+        (``SetIndex``); every call then uses it, and Forward still receives it, as upstream's interface requires.
     library
         The Simd library (default: :func:`simdbind.default_library`).
 

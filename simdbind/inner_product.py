@@ -1,7 +1,7 @@
 """Inner products: the FP32 context (``SimdSynetInnerProduct32f*``), the one-vector layer
 (``SimdSynetInnerProductLayerForward``) and the uint8 x int8 product (``SimdSynetInnerProduct8i``).
 
-Upstream facts the wrappers handle (spec 3.7-3.9):
+Upstream facts the wrappers handle:
 
 * The Init ``bias`` flag does nothing upstream; a bias is applied iff one is given. Here ``bias=None`` means no
   bias, and the flag passed to C says the same.
@@ -44,7 +44,7 @@ from simdbind.library import Library
 
 __all__ = ["InnerProduct32f", "inner_product", "inner_product_8i", "COMPATIBILITY_8I"]
 
-#: SimdSynetCompatibility values of the 8i field by name (spec 2.7).
+#: SimdSynetCompatibility values of the 8i field (``SimdSynetCompatibilityType``) by name.
 COMPATIBILITY_8I = {"precise": 0, "overflow": 4, "narrowed": 8}
 
 _ndarray = np.ndarray
@@ -65,7 +65,7 @@ def _matrix(value: Any, name: str, shape: tuple[int, int], dtype: Any) -> np.nda
 
 
 class InnerProduct32f(NativeContext):
-    """``C = act(A @ B' + bias)`` with a C context (``SimdSynetInnerProduct32f*``, spec 3.8).
+    """``C = act(A @ B' + bias)`` with a C context (``SimdSynetInnerProduct32f*``).
 
     Parameters
     ----------
@@ -112,7 +112,8 @@ class InnerProduct32f(NativeContext):
         self.library = library_arg(library)
         ffi = self.library.ffi
         self._ffi = ffi
-        # Spec 3.8.4: upstream's transB && M == 1 && Identity path reads SetParams' weight, even when !constB.
+        # ip32f-transb-m1-identity-uses-setparams-weight: upstream's transB && M == 1 && Identity path reads
+        # SetParams' weight, even when !constB.
         self._defect_route = (_routes.IP32F_TRANSB_M1_IDENTITY.taken(self.library) and self.trans_b and self.M == 1
                               and act_value == 0 and not self.const_b)
         # A (1, K) B is the same memory as a (K, 1) one: the route creates the context without transB.
@@ -233,13 +234,13 @@ class InnerProduct32f(NativeContext):
         else:
             out = output_array(out, "out", (self.M, self.N), np.float32, inputs)
             if self._zero_out:
-                out.fill(0.0)  # spec 3.8.4: upstream's Base GEMM reads C before writing it
+                out.fill(0.0)  # ip32f-base-gemm-reads-c: upstream's Base GEMM reads C before writing it
         ffi = self._ffi
         assert self._lock is not None  # an InnerProduct32f context always serialises its calls
         with self._lock:
             context = self._live()
             if self._defect_route:
-                self._apply_params(context, b)  # spec 3.8.4: make Forward's B the one upstream will read
+                self._apply_params(context, b)  # make Forward's B the one upstream will read
             buf = ffi.NULL
             if self.external_buffer_size:
                 scratch = np.zeros(self.external_buffer_size, np.float32)
@@ -325,7 +326,7 @@ def _compatibility(value: Any) -> int:
 def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str = "precise", *,
                      out: NDArray[np.int32] | None = None, emulate_precise: bool = True,
                      library: Library | None = None) -> NDArray[np.int32]:
-    """``src @ weight.T`` with uint8 x int8 -> int32 (``SimdSynetInnerProduct8i``, spec 3.9).
+    """``src @ weight.T`` with uint8 x int8 -> int32 (``SimdSynetInnerProduct8i``).
 
     Parameters
     ----------

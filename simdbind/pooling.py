@@ -4,10 +4,10 @@
 2D or 3D), ``SimdSynetPoolingMax16b`` (bf16) or ``SimdSynetPoolingMax8u`` (uint8) by the input's dtype.
 
 The C functions take one image, the begin pads and the output size; the end pads act only through the output
-size (spec 3.12). These wrappers loop over the batch, compute the output size from the pads and the floor/ceil
-rule, and refuse arguments that upstream mishandles (``pad >= kernel`` wraps the window, spec 3.12.1).
+size. These wrappers loop over the batch, compute the output size from the pads and the floor/ceil
+rule, and refuse arguments that upstream mishandles (``pad >= kernel``: the window's unsigned start wraps around and covers the whole image).
 
-On an external (upstream) library, ``SimdSynetPoolingMax32f`` has three defects (spec 3.12.3): small-channel NHWC
+On an external (upstream) library, ``SimdSynetPoolingMax32f`` has three defects (the catalogue's ``max32f-*`` entries): small-channel NHWC
 writes nothing (SSE4.1/AVX2), the AVX-512 NHWC 2x2/s1 "Solid2x2" kernel leaves row tails unwritten, and the NCHW
 3x3/s1, 2x2/s2 and 3x3/s2 special kernels ignore the pads and the output size (wrong values, or writes past the end
 of ``dst``). Calls that could reach them are routed around: NHWC channels are padded with zeros to a safe count

@@ -17,11 +17,6 @@ CITATION = re.compile(r"\bspec(?:'s)?\s+(?:section\s+)?\d+(?:\.\d+)*|§|SIMD_SYN
 SECTION_NUMBER = re.compile(r"^\s*\d+(\.\d+)*\b")
 TEXT_FILES = (".py", ".pyi", ".c", ".h", ".md", ".json", ".txt")
 
-#: Files that still cite the notes, until they are rewritten; a file that no longer does must leave this list.
-PENDING = {
-    "simdbind/convolution.py", "simdbind/elementwise.py", "simdbind/gather.py", "simdbind/inner_product.py",
-    "simdbind/pooling.py",
-}
 
 
 def citations(path) -> list[str]:
@@ -40,11 +35,8 @@ def test_nothing_under_simdbind_cites_the_abi_notes_by_section():
             found = citations(path)
             if found:
                 cited[path.relative_to(ROOT).as_posix()] = found
-    unexpected = {name: found for name, found in cited.items() if name not in PENDING}
-    assert not unexpected, "say what the section says, or point into the repository:\n" + "\n".join(
-        f"{name}:{line}" for name, found in unexpected.items() for line in found)
-    clean = sorted(PENDING - cited.keys())
-    assert not clean, f"these no longer cite the notes: remove them from PENDING: {clean}"
+    assert not cited, "say what the section says, or point into the repository:\n" + "\n".join(
+        f"{name}:{line}" for name, found in cited.items() for line in found)
 
 
 def test_the_check_finds_each_form_of_citation(tmp_path):
