@@ -147,6 +147,11 @@ SB_INLINE void wino_nhwc_output(const int R, const wino_arg * a, size_t t0, size
     const int N = R + 2;
     size_t D = p->dstC, T = a->tH * a->tW;
     sb_epilogue e = conv_group_epilogue(a->c, 0, 0);
+    /* A bias and Identity or Relu are applied on the registers before the store, with sb_epilogue_block's formula
+       (x = sum + bias, then Max(0, x)), so the results are the same without a second pass over the tile. */
+    const int fuse = e.activation == SimdConvolutionActivationIdentity || e.activation == SimdConvolutionActivationRelu;
+    const int relu = e.activation == SimdConvolutionActivationRelu;
+    const vf zero = vset1(0.0f);
     for (size_t t = t0; t < t1; ++t) {
         size_t y0 = t / a->tW * R, x0 = t % a->tW * R;
         size_t ny = p->dstH - y0 < (size_t)R ? p->dstH - y0 : (size_t)R;
@@ -159,17 +164,24 @@ SB_INLINE void wino_nhwc_output(const int R, const wino_arg * a, size_t t0, size
                 m[k] = n == SB_W ? vload(in) : vload_n(in, n);
             }
             wino_output(R, m, y);
+            const vf bias = fuse && e.bias ? (n == SB_W ? vload(e.bias + o) : vload_n(e.bias + o, n)) : zero;
             for (size_t r = 0; r < ny; ++r)
                 for (size_t s = 0; s < nx; ++s) {
                     float * out = a->dst + ((y0 + r) * p->dstW + x0 + s) * D + o;
+                    vf x = y[r][s];
+                    if (fuse && e.bias)
+                        x += bias;
+                    if (relu)
+                        x = vmax(zero, x);
                     if (n == SB_W)
-                        vstore(out, y[r][s]);
+                        vstore(out, x);
                     else
-                        vstore_n(out, y[r][s], n);
+                        vstore_n(out, x, n);
                 }
         }
-        for (size_t r = 0; r < ny; ++r)
-            sb_epilogue_block(a->dst + ((y0 + r) * p->dstW + x0) * D, D, nx, D, 0, 0, &e);
+        if (!fuse)
+            for (size_t r = 0; r < ny; ++r)
+                sb_epilogue_block(a->dst + ((y0 + r) * p->dstW + x0) * D, D, nx, D, 0, 0, &e);
     }
 }
 

@@ -4,7 +4,8 @@
  * Structure (GotoBLAS-like, simplified):
  * - Micro-kernel: MR rows x NR = NV vectors of C held in registers, one broadcast of A and NV loads of B per k,
  *   MR*NV fused multiply-adds (vfmadd). B is read from a packed panel ([kc][NR], zero-padded columns) or, for
- *   small M, straight from the caller's matrix (partial loads on the last panel only).
+ *   small M or a B small enough to stay in cache (INPLACE_B), straight from the caller's matrix (partial loads on
+ *   the last panel only).
  * - Cache blocking: K in blocks of KC so that one B panel (KC x NR) stays in L1 while MC rows of A stream past it;
  *   C is written at the first K block and accumulated into at the following ones (it is never read before it was
  *   written by this call).
@@ -41,11 +42,21 @@
 #endif
 #define NV 2
 #define NR (NV * SB_W)
-#define KC (4096 / NR < 128 ? 128 : 4096 / NR) /* B panel of KC x NR floats: 16 KiB */
+/* B panel of KC x NR floats: 16 KiB, 32 KiB at AVX-512 (half the K blocks, so half the passes that reload C: 5% at
+   M = 64..256, K = 1024; the 48 KiB L1 of the AVX-512 cores measured holds it with a 12-row block of A). */
+#if SB_W == 16
+#define KC 256
+#else
+#define KC (4096 / NR < 128 ? 128 : 4096 / NR)
+#endif
 #define KC_ONE (KC + KC / 2)                   /* K up to this: one K block, no short second one reloading C */
 #define MC (MR * 16)
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
 #define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
+/* B ([K][N], rows ldb apart) spanning at most this many floats is read in place by the micro-kernel instead of packed:
+   it stays in L1/L2 whatever its layout, and packing it cost as much as a tenth of a small GEMM (Winograd's 64 x 64
+   ones: an allocation and a 16 KiB copy for every 128 x 64 x 64 product). */
+#define INPLACE_B (1u << 14)
 
 SB_INLINE size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -144,6 +155,11 @@ SB_INLINE void kernel(const int mr, const int nv, size_t kc, const float * A, si
     const sb_epilogue * fe, size_t row0, size_t col0)
 {
 #define A_AT(i, k) (packed_a ? A[(k) * MR + (i)] : A[(i) * lda + (k)])
+    /* C's tile is read (later K blocks) or written after kc steps: fetched now, its misses overlap the sums
+       instead of stalling the stores (C of a 256 x 1024 product does not stay in L2 between K blocks). */
+    for (int i = 0; i < mr; ++i)
+        for (int o = 0; o < nv * SB_W; o += 16)
+            __builtin_prefetch(C + i * ldc + o, 1, 3);
     vf c[MR][NV];
     for (int i = 0; i < mr; ++i)
         for (int v = 0; v < nv; ++v)
@@ -205,21 +221,22 @@ SB_INLINE void kernel_rows(size_t mr, const int nv, size_t kc, const float * A, 
 #undef SB_KCASE
 }
 
-/* lda == 0: A is a panel of pack_a. A panel of at most one vector of columns gets one vector of accumulators per
-   row, not NV: the NV - 1 others would be multiply-adds on its zero padding (at NR = 16 the 24 output channels of
-   MobileNet's 1x1 project were computed as 32; at NR = 32 the 144 of its expand, as 160). */
-static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, float * C,
-    size_t ldc, size_t nc, int accumulate, const sb_epilogue * fe, size_t row0, size_t col0)
+/* lda == 0: A is a panel of pack_a. full: all NR columns of every row of the panel are readable (zero-padded packed
+   panels, or a whole panel), so the loads need no bounds. A panel of at most one vector of columns gets one vector
+   of accumulators per row, not NV: the NV - 1 others would be multiply-adds on its zero padding (at NR = 16 the 24
+   output channels of MobileNet's 1x1 project were computed as 32; at NR = 32 the 144 of its expand, as 160). */
+static void kernel_packed(size_t mr, size_t kc, const float * A, size_t lda, const float * B, size_t bs, int full,
+    float * C, size_t ldc, size_t nc, int accumulate, const sb_epilogue * fe, size_t row0, size_t col0)
 {
 #define SB_PACKED(nv)                                                                                                \
     if (lda == 0) {                                                                                                  \
-        if (bs == NR) /* zero-padded panels: every column readable */                                                \
-            kernel_rows(mr, nv, kc, A, 0, 1, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);                      \
+        if (full)                                                                                                    \
+            kernel_rows(mr, nv, kc, A, 0, 1, B, bs, C, ldc, nc, accumulate, 1, fe, row0, col0);                      \
         else                                                                                                         \
             kernel_rows(mr, nv, kc, A, 0, 1, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);                      \
     } else {                                                                                                         \
-        if (bs == NR)                                                                                                \
-            kernel_rows(mr, nv, kc, A, lda, 0, B, NR, C, ldc, nc, accumulate, 1, fe, row0, col0);                    \
+        if (full)                                                                                                    \
+            kernel_rows(mr, nv, kc, A, lda, 0, B, bs, C, ldc, nc, accumulate, 1, fe, row0, col0);                    \
         else                                                                                                         \
             kernel_rows(mr, nv, kc, A, lda, 0, B, bs, C, ldc, nc, accumulate, 0, fe, row0, col0);                    \
     }
@@ -403,7 +420,7 @@ SB_INLINE void dot_rows(const int jn, const float * a, const float * b, size_t l
         c[t] = vreduce_add(s[t]);
 }
 
-enum { MODE_PACKED, MODE_PACK, MODE_DIRECT, MODE_DOT, MODE_PANELS };
+enum { MODE_PACKED, MODE_PACK, MODE_DIRECT, MODE_DOT, MODE_PANELS, MODE_INPLACE };
 
 typedef struct {
     int mode;
@@ -515,18 +532,24 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
                     const float * panel = mode == MODE_PACK ? buffer + p * kc * NR
                                                             : j->B + (n / NR) * K * NR + k0 * NR;
                     size_t bs = NR;
+                    int full = 1; /* packed panels are zero-padded */
                     if (mode == MODE_PANELS) { /* compact panels: rows of nc floats */
                         panel = j->B + (n / NR) * K * NR + k0 * nc;
                         bs = nc;
+                        full = nc == NR;
+                    } else if (mode == MODE_INPLACE) { /* the caller's B: rows ldb apart, N columns readable */
+                        panel = j->B + k0 * j->ldb + n;
+                        bs = j->ldb;
+                        full = nc == NR;
                     }
                     for (size_t i = mb; i < me; i += MR) {
                         size_t mr = min_size(MR, me - i);
                         const sb_epilogue * fe = last && fuse ? e : NULL;
                         if (apack)
-                            kernel_packed(mr, kc, apack + (i - mb) * kc, 0, panel, bs, C + i * ldc + n, ldc, nc,
+                            kernel_packed(mr, kc, apack + (i - mb) * kc, 0, panel, bs, full, C + i * ldc + n, ldc, nc,
                                 k0 > 0, fe, i, n);
                         else
-                            kernel_packed(mr, kc, A + i * lda + k0, lda, panel, bs, C + i * ldc + n, ldc, nc,
+                            kernel_packed(mr, kc, A + i * lda + k0, lda, panel, bs, full, C + i * ldc + n, ldc, nc,
                                 k0 > 0, fe, i, n);
                         if (last && !fuse)
                             sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
@@ -568,10 +591,16 @@ static void run(gemm_job * j)
         sb_parallel_for(j->M, MR, body_rows, j);
 }
 
+/* The mode of a gemm32f_nn call. */
+static int nn_mode(size_t M, size_t K, size_t ldb)
+{
+    return M <= MR ? MODE_DIRECT : (double)K * (double)ldb <= INPLACE_B ? MODE_INPLACE : MODE_PACK;
+}
+
 void SB_FN(gemm32f_nn)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B, size_t ldb,
     float * C, size_t ldc, const sb_epilogue * epilogue)
 {
-    gemm_job j = {M <= MR ? MODE_DIRECT : MODE_PACK, M, N, K, A, lda, B, ldb, 0, C, ldc, epilogue};
+    gemm_job j = {nn_mode(M, K, ldb), M, N, K, A, lda, B, ldb, 0, C, ldc, epilogue};
     run(&j);
 }
 
@@ -585,7 +614,7 @@ void SB_FN(gemm32f_nt)(size_t M, size_t N, size_t K, const float * A, size_t lda
 void SB_FN(gemm32f_nn_serial)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * B,
     size_t ldb, float * C, size_t ldc, const sb_epilogue * epilogue)
 {
-    gemm_job j = {M <= MR ? MODE_DIRECT : MODE_PACK, M, N, K, A, lda, B, ldb, 0, C, ldc, epilogue};
+    gemm_job j = {nn_mode(M, K, ldb), M, N, K, A, lda, B, ldb, 0, C, ldc, epilogue};
     if (M && N)
         run_range(&j, 0, M, 0, N);
 }

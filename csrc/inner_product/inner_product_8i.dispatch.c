@@ -7,7 +7,7 @@
  *   in int32: exact); AVX-512 VNNI uses vpdpbusd, which adds four u8*s8 products to int32 without saturation: exact
  *   as well.
  * - saturating (otherwise): the products of each pair (2m, 2m + 1) along K are summed and clamped to int16, then
- *   added in int32 (pmaddubsw then pmaddwd with ones, on every SIMD ISA including VNNI). K's tail is zero-padded to
+ *   added in int32 (pmaddubsw, then pmaddwd with ones and paddd, or VNNI's vpdpwssd with ones: the same exact sum). K's tail is zero-padded to
  *   a whole vector, so an odd last product is paired with 0 and never clamped (|255 * -128| < 32768), which is the
  *   contract. Vector blocks start at multiples of 16 bytes, so pairs always start at even k.
  * Each output is one dot product along K; four rows of weight are processed together against SR rows of src (4 at
@@ -41,13 +41,11 @@ SB_INLINE ivec precise_dot(ivec acc, ivec s, ivec w) { return _mm512_dpbusd_epi3
 SB_INLINE ivec iload_u16(const void * p) { return _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)p)); }
 SB_INLINE ivec iload_s16(const void * p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i *)p)); }
 SB_INLINE ivec imadd16(ivec a, ivec b) { return _mm512_madd_epi16(a, b); }
-SB_INLINE int32_t ireduce(ivec v)
+/* The four 128-bit lanes added: lane 0 of the result. */
+SB_INLINE __m128i ilanes_add(ivec v)
 {
-    int32_t lanes[16];
-    _mm512_storeu_si512(lanes, v);
-    int32_t s = 0;
-    for (int i = 0; i < 16; ++i) s = wrap_add(s, lanes[i]);
-    return s;
+    __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
 }
 #elif SB_ISA_AT_LEAST(2)
 #define IB 32
@@ -60,14 +58,7 @@ SB_INLINE ivec sat_pairs(ivec s, ivec w) { return _mm256_madd_epi16(_mm256_maddu
 SB_INLINE ivec iload_u16(const void * p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)p)); }
 SB_INLINE ivec iload_s16(const void * p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p)); }
 SB_INLINE ivec imadd16(ivec a, ivec b) { return _mm256_madd_epi16(a, b); }
-SB_INLINE int32_t ireduce(ivec v)
-{
-    int32_t lanes[8];
-    _mm256_storeu_si256((__m256i *)lanes, v);
-    int32_t s = 0;
-    for (int i = 0; i < 8; ++i) s = wrap_add(s, lanes[i]);
-    return s;
-}
+SB_INLINE __m128i ilanes_add(ivec v) { return _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)); }
 #else
 #define IB 16
 typedef __m128i ivec;
@@ -79,13 +70,19 @@ SB_INLINE ivec sat_pairs(ivec s, ivec w) { return _mm_madd_epi16(_mm_maddubs_epi
 SB_INLINE ivec iload_u16(const void * p) { return _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)p)); }
 SB_INLINE ivec iload_s16(const void * p) { return _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)p)); }
 SB_INLINE ivec imadd16(ivec a, ivec b) { return _mm_madd_epi16(a, b); }
-SB_INLINE int32_t ireduce(ivec v)
-{
-    int32_t lanes[4];
-    _mm_storeu_si128((__m128i *)lanes, v);
-    return wrap_add(wrap_add(lanes[0], lanes[1]), wrap_add(lanes[2], lanes[3]));
-}
+SB_INLINE __m128i ilanes_add(ivec v) { return v; }
 #endif
+
+/* The int32 sums of a, b, c and d (wrapping), as the four lanes of one vector: each vector's 128-bit lanes added,
+   then a tree of unpacks and adds; one store serves four outputs (a store and a scalar sum per output cost as
+   much as a sixth of the M = 1 product). */
+SB_INLINE __m128i ireduce4(ivec a, ivec b, ivec c, ivec d)
+{
+    __m128i a4 = ilanes_add(a), b4 = ilanes_add(b), c4 = ilanes_add(c), d4 = ilanes_add(d);
+    __m128i ab = _mm_add_epi32(_mm_unpacklo_epi32(a4, b4), _mm_unpackhi_epi32(a4, b4)); /* a0+a2 b0+b2 a1+a3 b1+b3 */
+    __m128i cd = _mm_add_epi32(_mm_unpacklo_epi32(c4, d4), _mm_unpackhi_epi32(c4, d4));
+    return _mm_add_epi32(_mm_unpacklo_epi64(ab, cd), _mm_unpackhi_epi64(ab, cd));
+}
 
 /* Rows of src per block: at AVX-512 (32 registers) 4 x 4 accumulators, so that each step loads 8 vectors for 16
    dot products instead of 6 for 8; 2 x 4 fits the 16 registers of SSE4.1/AVX2. */
@@ -96,21 +93,28 @@ SB_INLINE int32_t ireduce(ivec v)
 #endif
 
 /* The first n (< IB) bytes at p, the rest zero. */
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT) /* a masked load (not in the emulation header) */
+#define ALIGN_W 1
+SB_INLINE ivec iload_n(const void * p, size_t n) { return _mm512_maskz_loadu_epi8(((__mmask64)1 << n) - 1, p); }
+#else
+#define ALIGN_W 0
 SB_INLINE ivec iload_n(const void * p, size_t n)
 {
     uint8_t bytes[IB] = {0};
     memcpy(bytes, p, n);
     return iload(bytes);
 }
+#endif
 
 SB_INLINE ivec step(ivec acc, ivec s, ivec w, const int precise)
 {
-#if VNNI
-    if (precise)
-        return precise_dot(acc, s, w);
-#endif
+#if VNNI && !defined(SB_EMULATED_UNIT) /* vpdpwssd: not in the emulation header */
+    /* vpdpwssd adds the two clamped pair sums of each int32 lane exactly: one instruction for pmaddwd + paddd */
+    return precise ? precise_dot(acc, s, w) : _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(s, w), _mm512_set1_epi16(1));
+#else
     (void)precise;
     return iadd(acc, sat_pairs(s, w));
+#endif
 }
 
 /* Precise without VNNI: IB bytes of K for every (src row, weight row) pair of a block, each half vector loaded
@@ -154,6 +158,23 @@ SB_INLINE void dots(const int rows, const int jn, const uint8_t * s, const int8_
             widened_step(acc, rows, jn, xs[0], IB, ws[0], IB);
         }
     } else {
+#if ALIGN_W
+        /* Weight rows off a 64-byte boundary (NumPy's large arrays start 16 bytes past one) split every load across
+           two cache lines, which cost 15% at M = 1: a short first block (masked loads, zero-padded) aligns the rest
+           when every row has the same offset. Its length is even, so the pairs (2m, 2m + 1) still start at even k. */
+        size_t head = (size_t)(-(uintptr_t)w) % IB;
+        if (head != 0 && head % 2 == 0 && K % IB == 0 && K > IB) {
+            ivec x[SR];
+            for (int r = 0; r < rows; ++r)
+                x[r] = iload_n(s + r * K, head);
+            for (int t = 0; t < jn; ++t) {
+                ivec y = iload_n(w + t * K, head);
+                for (int r = 0; r < rows; ++r)
+                    acc[r][t] = step(acc[r][t], x[r], y, precise);
+            }
+            k = head;
+        }
+#endif
         for (; k + IB <= K; k += IB) {
             ivec x[SR];
             for (int r = 0; r < rows; ++r)
@@ -175,9 +196,18 @@ SB_INLINE void dots(const int rows, const int jn, const uint8_t * s, const int8_
             }
         }
     }
-    for (int r = 0; r < rows; ++r)
-        for (int t = 0; t < jn; ++t)
-            dst[r * N + t] = ireduce(acc[r][t]);
+    for (int r = 0; r < rows; ++r) {
+        for (int t = jn; t < 4; ++t)
+            acc[r][t] = izero();
+        __m128i sums = ireduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+        if (jn == 4) {
+            _mm_storeu_si128((__m128i *)(dst + r * N), sums);
+        } else {
+            int32_t lanes[4];
+            _mm_storeu_si128((__m128i *)lanes, sums);
+            memcpy(dst + r * N, lanes, (size_t)jn * sizeof(int32_t));
+        }
+    }
 }
 
 /* dots() for `rows` (1 .. SR) rows of src and jn (1 .. 4) rows of weight, each pair its own inlined kernel. */
