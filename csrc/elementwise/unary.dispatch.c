@@ -37,12 +37,14 @@
         }                                                                           \
     }
 
+/* trunc(x + copysign(0.49999997f, x)): the sum reaches the next integer exactly when the fraction of |x| is >= 0.5
+   (at +-0.5 the sum 1 - 2^-25 is a tie that rounds to even, to 1), and from 2^23 on the addend is below half an ulp
+   so x comes back unchanged (+-inf and NaN too). Three instructions where a compare-and-select takes seven;
+   tools/ulp_exhaustive.py checks it bit for bit against C round over all 2^32 inputs. */
 SB_INLINE vf op_round(vf x)
 {
-    vf t = vround_mode(x, SB_ROUND_TRUNC);
-    vf d = vabs(x - t); /* exact: |x| < 2^23 or t == x */
-    vf one = vfloat_bits(vset1i(0x3f800000) | (vbits(x) & vset1i((int32_t)0x80000000u)));
-    return vselect(d >= vset1(0.5f), t + one, t);
+    vf h = vfloat_bits((vbits(x) & vset1i((int32_t)0x80000000u)) | vset1i(0x3effffff));
+    return vround_mode(x + h, SB_ROUND_TRUNC);
 }
 
 /* 1.0f / sqrtf(x), both IEEE-rounded. At AVX-512 the division moves off the divider (which the square root keeps
