@@ -186,12 +186,11 @@ SB_INLINE vf sb_vm_poly7(vf t, vf t2, float c0, float c1, float c2, float c3, fl
 #undef SB_VM_STEP
 #endif
 
-/* exp(x) = 2^n * exp(r), r = x - n*ln2 in [-ln2/2, ln2/2]; exp(r) = 1 + r + r^2 * P(r). */
-SB_INLINE vf vexp(vf x)
+/* exp(x) = 2^n * exp(r), r = x - n*ln2 in [-ln2/2, ln2/2]; exp(r) = 1 + r + r^2 * P(r). For xc in [-104, 88.75]
+   or NaN (which propagates through every step to the result); vexp clamps to that range, callers whose arguments
+   lie in it already skip the clamp. */
+SB_INLINE vf sb_vm_exp_in_range(vf xc)
 {
-    /* Clamped so that n fits the scaling below; the operand order lets NaN through (maxps/minps return their second
-       operand when the comparison fails), and NaN then propagates through every step to the result. */
-    vf xc = sb_vm_min(vset1(88.75f), sb_vm_max(vset1(-104.0f), x));
     /* n = round(x / ln2): the fused product plus 1.5 * 2^23 rounds once, and t's low bits are n as an integer. */
     const vf magic = vset1(12582912.0f);
     vf t = vfmadd(xc, vset1(1.44269504088896341f), magic);
@@ -217,6 +216,13 @@ SB_INLINE vf vexp(vf x)
     y = y * vfloat_bits((n1 + 127) << 23);
     return y * vfloat_bits((n2 + 127) << 23);
 #endif
+}
+
+SB_INLINE vf vexp(vf x)
+{
+    /* Clamped so that n fits the scaling; the operand order lets NaN through (maxps/minps return their second
+       operand when the comparison fails). */
+    return sb_vm_exp_in_range(sb_vm_min(vset1(88.75f), sb_vm_max(vset1(-104.0f), x)));
 }
 
 /* log(x) = e*ln2 + log1p(f), x = 2^e * (1 + f), 1 + f in [sqrt(1/2), sqrt(2)); log1p(f) = f - f^2/2 + f^3 Q(f). */
@@ -283,11 +289,11 @@ SB_INLINE vf sb_vm_erf_small(vf x)
 
 SB_INLINE vf sb_vm_erf_large(vf x, vf ax)
 {
-    vf a = sb_vm_min(ax, vset1(4.0f));
+    vf a = sb_vm_min(vset1(4.0f), ax);                    /* NaN stays NaN (second operand) and reaches the result */
     vf q = sb_vm_poly7(a, a * a, 0.0001751854142639786f, -1.1295173168182373f, 0.36665797233581543f,
         -0.10828544944524765f, 0.02512289397418499f, -0.004172380082309246f, 0.00043473445111885667f,
         -2.1118565200595185e-05f);
-    return sb_vm_copysign(vset1(1.0f) - vexp(vfmadd(a, -a, q)), x);
+    return sb_vm_copysign(vset1(1.0f) - sb_vm_exp_in_range(vfmadd(a, -a, q)), x); /* log(erfc(a)): [-18, -1.6] */
 }
 
 SB_INLINE vf verf(vf x)
@@ -299,7 +305,7 @@ SB_INLINE vf verf(vf x)
     vf large = sb_vm_erf_large(x, ax);
     if (sb_vm_any(is_small))
         large = sb_vm_select_lt(ax, vset1(0.921875f), sb_vm_erf_small(x), large);
-    return sb_vm_nan_through(x, large);
+    return large;
 }
 
 /* tanh: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh == 1).
@@ -320,14 +326,24 @@ SB_INLINE vf vtanh(vf x)
     if (sb_vm_all(is_small)) {
         y = sb_vm_tanh_small(x);
     } else {
-        vf e = vexp(vset1(2.0f) * sb_vm_min(ax, vset1(10.0f)));
+        /* NaN stays NaN through the min (its second operand) and the exponential */
+        vf e = sb_vm_exp_in_range(vset1(2.0f) * sb_vm_min(vset1(10.0f), ax));
         y = vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f));
         if (sb_vm_any(is_small))
             y = sb_vm_select_lt(ax, vset1(0.625f), sb_vm_tanh_small(x), y);
-        y = sb_vm_nan_through(x, y);
     }
     /* copysign also keeps tanh(-0) == -0, which the polynomial loses (-0 * negative == +0) */
     return sb_vm_copysign(y, x);
+}
+
+/* The lanes of y where |x| > 6000 replaced by the C library's sinf/cosf. Out of line and cold: a call inlined into a
+   kernel's loop makes the compiler keep the loop's constants on the stack (every vector register is caller-saved). */
+static __attribute__((noinline, cold)) vf sb_vm_sincos_big(vf x, vf y, int offset)
+{
+    for (int i = 0; i < SB_W; ++i)
+        if (fabsf(x[i]) > 6000.0f)
+            y[i] = offset ? cosf(x[i]) : sinf(x[i]);
+    return y;
 }
 
 /* sin(x) for quadrant offset 0, cos(x) = sin(x + pi/2) for offset 1: x = n*pi/2 + r, |r| <= pi/4. */
@@ -368,12 +384,8 @@ SB_INLINE vf sb_vm_sincos(vf x, int offset)
         y = vselect(x == vset1(0.0f), x, y);
 #endif
     }
-    vi big = vabs(x) > vset1(6000.0f);
-    if (__builtin_expect(sb_vm_any(big), 0)) {
-        for (int i = 0; i < SB_W; ++i)
-            if (big[i])
-                y[i] = offset ? cosf(x[i]) : sinf(x[i]);
-    }
+    if (__builtin_expect(sb_vm_any(vabs(x) > vset1(6000.0f)), 0))
+        y = sb_vm_sincos_big(x, y, offset);
     return y;
 }
 
