@@ -20,6 +20,7 @@ from typing import Any, overload
 import numpy as np
 
 from simdbind._versions import VersionRange
+from simdbind.enums import Activation
 
 __all__ = ["Route", "ROUTES", "taken_among", "serialises_context_calls", "behind_zeros", "max32f_route", "upstream_max32f_route",
            "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b", "behind_gemm_guard",
@@ -77,6 +78,10 @@ MAX32F_SOLID2X2_TAIL = Route("max32f-avx512-solid2x2-tail", "pooling",
                              "NHWC channels zero-padded until srcC * dstW is a multiple of 16")
 MAX32F_NCHW_SPECIAL_KERNELS = Route("max32f-nchw-special-kernels", "pooling",
                                     "2D NCHW computed in NHWC (same scan order per channel, same bits)")
+SOFTMAX32F_AVX2_SINGLE_ELEMENT = Route("softmax-avx2-single-element-slices-overrun", "elementwise",
+                                       "one slice of `outer` positions instead: the same softmax of one element each")
+SOFTMAX16B_AVX2_SINGLE_ELEMENT = Route("softmax16b-avx2-single-element-slices-overrun", "elementwise",
+                                       "one slice of `outer` positions instead: the same softmax of one element each")
 LRN_NHWC_SMALL_CHANNELS = Route("lrn-nhwc-small-channels", "elementwise", "NHWC computed through NCHW")
 LRN_NHWC_HALF2_WINDOW = Route("lrn-nhwc-half2-channel1-window", "elementwise", "NHWC computed through NCHW")
 IP32F_GEMM_READS_C = Route("ip32f-base-gemm-reads-c", "inner_product", "the output zeroed before Forward")
@@ -95,6 +100,8 @@ CONV32F_ONE_CHANNEL_NON_SQUARE = Route("CONV32F-AVX512-DIRECTNCHW-ONE-CHANNEL-NO
                                        "a second output channel of zero weights added, dropped from the result")
 CONV32F_IM2COL_MIDDLE_GATHER = Route("CONV32F-AVX512-GEMMNN-IM2COL-MIDDLE-GATHER", "convolution",
                                      "NCHW src copied between its left and right zero pads; the context has none")
+IP32F_AVX2_RESTRICT_RANGE_INVERTED = Route("ip32f-avx2-restrict-range-inverted-tail", "inner_product",
+                                           "inverted bounds given as (upper, upper): every output is upper either way")
 IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B = Route("ip32f-transb-m1-activation-reads-before-b", "inner_product",
                                                   "B handed over behind B_GUARD zero floats")
 CONV32F_GEMMNT_NCHW_1X1_PAD = Route("CONV32F-GEMMNT-NCHW-1X1-PAD", "convolution",
@@ -105,9 +112,9 @@ CONV32F_NHWC_GROUPED_WHOLE_IMAGE = Route("CONV32F-GEMMNN-NHWC-GROUPED-WHOLE-IMAG
                                          "the context created with stride 2: its one output is the same")
 
 ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS,
-          LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW,
+          LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW, SOFTMAX32F_AVX2_SINGLE_ELEMENT, SOFTMAX16B_AVX2_SINGLE_ELEMENT,
           IP32F_GEMM_READS_C, IP32F_TRANSB_M1_IDENTITY, IP32F_N1_TRANSB_CONST_BIAS, IP32F_TRANSB_READS_BEFORE_B,
-          IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B,
+          IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B, IP32F_AVX2_RESTRICT_RANGE_INVERTED,
           CONV32F_GEMM_READS_DST, CONV32F_GEMMNT_READS_BEFORE_SRC, CONV32F_ONE_CHANNEL_WIDE_KERNEL,
           CONV32F_ONE_CHANNEL_NON_SQUARE, CONV32F_IM2COL_MIDDLE_GATHER, CONV32F_GEMMNT_NCHW_1X1_PAD,
           CONV32F_STRIDE3_ONE_INPUT_CHANNEL, CONV32F_NHWC_GROUPED_WHOLE_IMAGE)
@@ -163,6 +170,27 @@ def b_guard_route(library: Any, M: int, K: int, trans_b: bool, activated: bool) 
     """Whether a per-call B of an inner product on `library` must reach it behind :data:`B_GUARD` zeros."""
     taken = taken_among(library, _B_GUARD_ROUTES)
     return bool(taken) and upstream_reads_before_b(M, K, trans_b, activated, taken)
+
+
+def softmax_dims(library: Any, bf16: bool, outer: int, count: int, inner: int) -> tuple[int, int, int]:
+    """The (outer, count, inner) to give `library`'s softmax. Upstream's AVX2 kernel for one-element slices
+    (count == inner == 1) writes outside dst from four of them on; as one slice of `outer` inner positions the
+    softmax is the same (each element alone) and takes the kernel for inner > 1."""
+    if count == 1 and inner == 1 and outer >= 4:
+        route = SOFTMAX16B_AVX2_SINGLE_ELEMENT if bf16 else SOFTMAX32F_AVX2_SINGLE_ELEMENT
+        if route.taken(library):
+            return 1, 1, outer
+    return outer, count, inner
+
+
+def ip32f_activation_params(library: Any, activation: int, params: Any) -> Any:
+    """The activation params to give `library`'s inner product. With restrict_range's lower above its upper,
+    min(max(lower, x), upper) is upper for every x; upstream's AVX2 build gives lower in the columns its vector
+    loop leaves to the scalar remainder, and (upper, upper) gives upper in both."""
+    if (activation == int(Activation.RESTRICT_RANGE) and params is not None and params[0] > params[1]
+            and IP32F_AVX2_RESTRICT_RANGE_INVERTED.taken(library)):
+        return np.array([params[1], params[1]], np.float32)
+    return params
 
 
 _LRN_ROUTES = (LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW)
@@ -259,9 +287,9 @@ def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_h: int, src_
                            group: int, routes: frozenset[Route] = frozenset(_CONV32F_ROUTES)) -> ConvolutionRoute:
     """The route of a convolution (`pad` is top, left, bottom, right) around the defects in `routes`.
 
-    Upstream's AVX-512 objects send one input and one output channel at stride 1 to DirectNchw, which has no
-    kernel wider than 5 (a NULL call) and treats every kernel as square; with two output channels the library
-    chooses by the usual rules. Its AVX-512 GemmNN im2col (strided or dilated NCHW) gathers the vectors between
+    Upstream's SIMD objects send one input and one output channel at stride 1 to DirectNchw, which has no kernel
+    wider than 5 at AVX-512 or 3 at AVX2 (a NULL call) and treats every kernel as square; with two output
+    channels the library chooses by the usual rules. Its AVX-512 GemmNN im2col (strided or dilated NCHW) gathers the vectors between
     the first and the last of an output row unmasked, so a tap of theirs in the left or right pad reads outside
     the row; with the pads in src itself no tap is outside it. Its NCHW GemmNT (group 1, images under 6x6) skips
     the im2col of 1x1 kernels as if they had no pad, so a padded one reads outside src; with the pads in src the
@@ -274,7 +302,7 @@ def upstream_conv32f_route(layout: str, src_c: int, dst_c: int, src_h: int, src_
     """
     k_y, k_x = kernel
     one_channel = src_c == 1 and dst_c == 1 and stride == (1, 1) and dilation == (1, 1)
-    zero_channel = one_channel and ((CONV32F_ONE_CHANNEL_WIDE_KERNEL in routes and k_x > 5)
+    zero_channel = one_channel and ((CONV32F_ONE_CHANNEL_WIDE_KERNEL in routes and k_x > 3)
                                     or (CONV32F_ONE_CHANNEL_NON_SQUARE in routes and k_y != k_x))
     explicit_x_pad = False
     if CONV32F_IM2COL_MIDDLE_GATHER in routes and layout == "nchw" and stride[0] * stride[1] * dilation[0] \

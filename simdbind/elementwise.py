@@ -12,6 +12,7 @@ from simdbind import _checks
 from simdbind._checks import (F32, LAYOUT_NAMES, FloatArray, any_array, bindings, fast_address, fast_key,
                               finite_array, input_array, is_bf16, layout as layout_arg, library_arg, output_array,
                               real, size_arg)
+from simdbind import _routes
 from simdbind._routes import lrn_route
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError
@@ -282,7 +283,10 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
                 count = shape[axis]
                 if count and len(px):
                     inner = math.prod(shape[axis + 1:]) if axis + 1 < ndim else 1
-                    fn(px, len(px) // (count * inner), count, inner, pd)
+                    outer = len(px) // (count * inner)
+                    if count == 1 and inner == 1:
+                        outer, count, inner = _routes.softmax_dims(lib, False, outer, count, inner)
+                    fn(px, outer, count, inner, pd)
                 return result
     if isinstance(x, np.ndarray) and is_bf16(x.dtype):
         bf16_kind: np.dtype[Any] | None = x.dtype
@@ -299,6 +303,7 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
     inner = math.prod(shape[axis + 1:])
     out = output_array(out, "out", shape, array.dtype, [("x", array)])
     library = library_arg(library)
+    outer, count, inner = _routes.softmax_dims(library, bf16_kind is not None, outer, count, inner)
     ffi = library.ffi
     if bf16_kind is not None:
         function = library.function("SimdSynetSoftmax16b")

@@ -110,6 +110,7 @@ class InnerProduct32f(NativeContext):
                 raise ArgumentError("weight: only with const_b=True; pass B to forward() instead")
             self._weight = None
         self.library = library_arg(library)
+        self._params = _routes.ip32f_activation_params(self.library, act_value, self._params)
         ffi = self.library.ffi
         self._ffi = ffi
         # ip32f-transb-m1-identity-uses-setparams-weight: upstream's transB && M == 1 && Identity path reads

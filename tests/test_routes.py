@@ -349,7 +349,8 @@ UPSTREAM = os.environ.get("SIMD_LIBRARY")
 ROUTED_EXAMPLES = [_routes.CONV32F_ONE_CHANNEL_WIDE_KERNEL, _routes.CONV32F_ONE_CHANNEL_NON_SQUARE,
                    _routes.CONV32F_IM2COL_MIDDLE_GATHER, _routes.IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B,
                    _routes.CONV32F_GEMMNT_NCHW_1X1_PAD, _routes.CONV32F_STRIDE3_ONE_INPUT_CHANNEL,
-                   _routes.CONV32F_NHWC_GROUPED_WHOLE_IMAGE]
+                   _routes.CONV32F_NHWC_GROUPED_WHOLE_IMAGE, _routes.SOFTMAX32F_AVX2_SINGLE_ELEMENT,
+                   _routes.SOFTMAX16B_AVX2_SINGLE_ELEMENT]
 
 
 @pytest.mark.skipif(not UPSTREAM, reason="needs an upstream build in SIMD_LIBRARY")
@@ -357,6 +358,7 @@ ROUTED_EXAMPLES = [_routes.CONV32F_ONE_CHANNEL_WIDE_KERNEL, _routes.CONV32F_ONE_
 def test_the_catalogue_example_of_a_routed_entry_passes_through_the_wrapper_on_upstream(route):
     """The example's case calls the wrapper with the suite's NaN guard zones: on an affected build it crashes or
     deviates without the route, and matches the reference (catalogued, so: xpass) with it."""
+    from simdbind.conformance import deviations as _deviations
     from simdbind.conformance import runner
     from simdbind.conformance.explore import Worker
     from simdbind.conformance.implementations import implementations
@@ -365,10 +367,13 @@ def test_the_catalogue_example_of_a_routed_entry_passes_through_the_wrapper_on_u
     (upstream,) = implementations([UPSTREAM])
     if not route.taken(upstream.library):
         pytest.skip(f"{upstream.library.version} is outside the versions of {route.entry}")
+    found = entry(route)
+    case = REGISTRY[found["function"]].parse(found["example"])
+    if route.entry not in {e.id for e in _deviations.default().match(upstream, case)}:
+        pytest.skip(f"{route.entry} does not name the ISA {upstream.library.version} dispatches to ({upstream.isa})")
     worker = Worker(upstream, runner.DEFAULT_SEED, timeout=60)  # a crash stays in the worker
     try:
-        found = entry(route)
-        result = worker.run(REGISTRY[found["function"]], REGISTRY[found["function"]].parse(found["example"]))
+        result = worker.run(REGISTRY[found["function"]], case)
     finally:
         worker.stop()
     assert result.status == "xpass" and route.entry in result.deviation.split(", "), result.detail[:300]
@@ -406,3 +411,59 @@ def test_a_and_a_constant_transposed_b_reach_upstream_behind_zeros_where_the_ent
     expected = {"identity": product, "relu": np.maximum(product, 0),
                 "gelu": 0.5 * product * (1 + erf(product / math.sqrt(2)))}[activation]
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("shape, axis, routed_shape", [
+    ((4, 1), 1, (1, 1, 4)),  # the catalogue's example: four one-element slices
+    ((2, 3, 1, 1), 2, (1, 1, 6)),
+    ((3, 1), 1, None),  # three slices: upstream gets them right
+    ((4, 1, 2), 1, None),  # inner > 1
+    ((4, 2), 1, None),  # count > 1
+])
+def test_one_element_softmax_slices_reach_upstream_as_one_slice_on_the_entries_versions(version, dtype, shape, axis,
+                                                                                       routed_shape):
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 arrays need ml_dtypes")
+    name = "SimdSynetSoftmax16b" if dtype == "bfloat16" else "SimdSynetSoftmax32f"
+    route = _routes.SOFTMAX16B_AVX2_SINGLE_ELEMENT if dtype == "bfloat16" else _routes.SOFTMAX32F_AVX2_SINGLE_ELEMENT
+    x = np.random.default_rng(9).uniform(-2, 2, shape).astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
+    library = _RecordingLibrary(as_upstream(version), name)
+    got = simdbind.softmax(x, axis=axis, library=library)
+    [(_, (_, outer, count, inner, _))] = library.calls
+    outer_all = int(np.prod(shape[:axis]))
+    inner_all = int(np.prod(shape[axis + 1:]))
+    natural = (outer_all, shape[axis], inner_all)
+    assert (outer, count, inner) == (routed_shape if routed_shape and _taken_on(route, version) else natural)
+    exponent = np.exp(x.astype(np.float64) - x.astype(np.float64).max(axis=axis, keepdims=True))
+    np.testing.assert_allclose(np.asarray(got, np.float64), exponent / exponent.sum(axis=axis, keepdims=True),
+                               rtol=1e-2 if dtype == "bfloat16" else 1e-6)
+
+
+@pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+@pytest.mark.parametrize("layout, src_shape, kernel", [
+    ("nchw", (1, 5, 6), (4, 4)),  # the AVX2 crash explore found (a 4x4 kernel on 4x6 there)
+    ("nhwc", (5, 20, 1), (5, 5)),
+])
+def test_one_channel_4x4_and_5x5_kernels_get_a_zero_second_output_channel_too(version, layout, src_shape, kernel):
+    fields, got, expected = _convolve(version, layout, src_shape, 1, kernel)
+    assert fields["dstC"] == (2 if _taken_on(_routes.CONV32F_ONE_CHANNEL_WIDE_KERNEL, version) else 1)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+@pytest.mark.parametrize("bounds", [(0.7, -1.5), (-1.5, 0.7)])
+def test_inverted_restrict_range_bounds_reach_upstream_as_upper_twice_on_the_entrys_versions(version, bounds):
+    rng = np.random.default_rng(10)
+    a, b = rng.uniform(-2, 2, (3, 29)).astype(np.float32), rng.uniform(-1, 1, (37, 29)).astype(np.float32)
+    library = _RecordingLibrary(as_upstream(version), "SimdSynetInnerProduct32fSetParams")
+    with simdbind.InnerProduct32f(3, 37, 29, trans_b=True, weight=b, activation="restrict_range", params=list(bounds),
+                                  library=library) as ip:
+        got = ip.forward(a)
+    [(_, (_, _, _, _, params))] = library.calls
+    lower, upper = bounds
+    routed = lower > upper and _taken_on(_routes.IP32F_AVX2_RESTRICT_RANGE_INVERTED, version)
+    given = tuple(float(library.ffi.cast("float *", params)[i]) for i in range(2))
+    assert given == pytest.approx((upper, upper) if routed else bounds)
+    product = a.astype(np.float64) @ b.T.astype(np.float64)
+    np.testing.assert_allclose(got, np.minimum(np.maximum(lower, product), upper), rtol=1e-5, atol=1e-5)
