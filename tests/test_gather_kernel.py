@@ -28,11 +28,14 @@ def _expected(src: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return out
 
 
-def _forward(library, src: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def gather_forward(library, src: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """SimdSynetGatherElementsForward directly (the wrapper refuses out-of-range indices), along axis 1 of a 2-D
+    (outer, n) or 3-D (outer, n, inner) src of 4-byte elements; dst starts as 7.5 everywhere."""
     ffi = library.ffi
     index_type = {np.dtype(np.int32): 1, np.dtype(np.int64): 4}[idx.dtype]
-    outer = ffi.new("size_t[]", [OUTER])
-    context = library.function("SimdSynetGatherElementsInit")(0, index_type, 0, 1, outer, 1, src.shape[1], 1,
+    outer = ffi.new("size_t[]", [src.shape[0]])
+    inner = src.shape[2] if src.ndim == 3 else 1
+    context = library.function("SimdSynetGatherElementsInit")(0, index_type, 0, 1, outer, 1, src.shape[1], inner,
                                                                idx.shape[1])
     assert context != ffi.NULL
     try:
@@ -63,6 +66,6 @@ def test_rows_match_the_contract_at_every_isa(bundled, index_dtype):
             expected = _expected(src, idx)
             for isa in bundled.isas_supported:
                 with bundled.use_isa(isa):
-                    got = _forward(bundled, src, idx)
+                    got = gather_forward(bundled, src, idx)
                 np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32),
                                               err_msg=f"isa={isa} n={n} count={count} {np.dtype(index_dtype)}")

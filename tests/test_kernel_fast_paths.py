@@ -10,24 +10,7 @@ import numpy as np
 import pytest
 
 import simdbind
-
-
-def _gather(library, src: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """SimdSynetGatherElementsForward directly (the wrapper refuses out-of-range indices), axis 1 of 3-D arrays."""
-    ffi = library.ffi
-    index_type = {np.dtype(np.int32): 1, np.dtype(np.int64): 4}[idx.dtype]
-    outer = ffi.new("size_t[]", [src.shape[0]])
-    context = library.function("SimdSynetGatherElementsInit")(0, index_type, 0, 1, outer, 1, src.shape[1],
-                                                               src.shape[2], idx.shape[1])
-    assert context != ffi.NULL
-    try:
-        dst = np.full(idx.shape, np.float32(7.5))
-        library.function("SimdSynetGatherElementsForward")(
-            context, ffi.from_buffer("uint8_t[]", src), ffi.from_buffer("uint8_t[]", idx),
-            ffi.from_buffer("uint8_t[]", dst, require_writable=True))
-        return dst
-    finally:
-        library.function("SimdRelease")(context)
+from tests.test_gather_kernel import gather_forward
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
@@ -51,7 +34,7 @@ def test_gather_inner_blocks_match_the_contract(bundled, index_dtype):
         expected = np.where(inside, np.take_along_axis(src.view(np.uint32), np.where(inside, v, 0), 1), 0)
         for isa in bundled.isas_supported:
             with bundled.use_isa(isa):
-                got = _gather(bundled, src, idx)
+                got = gather_forward(bundled, src, idx)
             np.testing.assert_array_equal(got.view(np.uint32), expected.astype(np.uint32),
                                           err_msg=f"isa={isa} inner={inner} {np.dtype(index_dtype)}")
 
