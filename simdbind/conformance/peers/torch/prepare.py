@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from simdbind.conformance.peers.torch import implementation
 from simdbind.conformance.peers.torch.activation import activate
 from simdbind.conformance.peers.torch.elementwise import _UNARY
+from simdbind.conformance.peers.torch.gather import gather_operands
 from simdbind.conformance.peers.torch.pooling import _symmetric
 
 Call = Callable[[], Any]
@@ -126,15 +127,8 @@ def pooling_average(case: Any, inputs: dict[str, Any]) -> Call:
 
 @implementation.preparer("gather_elements")
 def gather_elements(case: Any, inputs: dict[str, Any]) -> Call:
-    axis = case.params["axis"]
-    indices = np.asarray(inputs["indices"]).astype(np.int64)
-    n = np.asarray(inputs["data"][0]).shape[axis]
-    index = torch.from_numpy(np.where(indices < 0, indices + n, indices))
-    pairs = []
-    for data in inputs["data"]:
-        data = np.ascontiguousarray(data)
-        bits = torch.from_numpy(data.view({4: np.int32, 2: np.int16, 1: np.uint8}[data.dtype.itemsize]))
-        pairs.append((bits, torch.empty(index.shape, dtype=bits.dtype)))
+    axis, index, data = gather_operands(case, inputs)
+    pairs = [(bits, torch.empty(index.shape, dtype=bits.dtype)) for bits in data]
     return lambda: tuple(torch.gather(d, axis, index, out=out) for d, out in pairs)
 
 
