@@ -414,13 +414,20 @@ def run_planned(library: Any, key: Any, out: Any, *arrays: Any) -> Any:
     if plan is None:
         return None
     kind, address, data, shape, dtype = plan
-    if out is None:
-        result = _zeros(shape, dtype)
-    elif type(out) is _ndarray and out.dtype is dtype and out.shape == shape:
-        result = out
-    else:
+    result = planned_output(out, shape, dtype)
+    if result is None:
         return None
     return result if planned_call(kind, address, data, *arrays, result) else None
+
+
+def planned_output(out: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """The array a planned call writes: a new one, or `out` when it is an exact ndarray of the planned dtype and
+    shape (anything else: None, and the ordinary path checks it)."""
+    if out is None:
+        return _zeros(shape, dtype)
+    if type(out) is _ndarray and out.dtype is dtype and out.shape == shape:
+        return out
+    return None
 
 
 def make_plan(library: Any, kind: str, function: str, result: np.ndarray, *values: int) -> Any:

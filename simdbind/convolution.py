@@ -24,7 +24,8 @@ from numpy.typing import ArrayLike
 from simdbind import _routes
 from simdbind._checks import (CALL, F32, LAYOUT_NAMES, FloatArray, Pads, c_address, input_array, layout as layout_arg,
                               library_arg, native, output_array, pack_plan, pads as pads_arg, plan_for, plan_key,
-                              planned_call, refuse_overlap, remember, reported_size, size_arg, yx_pair)
+                              planned_call, planned_output, refuse_overlap, remember, reported_size, size_arg,
+                              yx_pair)
 from simdbind._context import NativeContext
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
@@ -34,7 +35,7 @@ from simdbind.library import Library
 __all__ = ["Convolution32f", "conv2d", "convert_weight"]
 
 _WEIGHT_NAMES = {"nchw": "nchw", "oihw": "nchw", "nhwc": "nhwc", "hwio": "nhwc"}
-_ndarray, _zeros = np.ndarray, np.zeros
+_ndarray = np.ndarray
 
 
 #: Largest weights + scratch (floats) of a context that conv2d keeps for its parameter tuple: the per-call overhead
@@ -405,11 +406,8 @@ class Convolution32f(NativeContext):
             out_shape = self.dst_shape
         else:
             return None
-        if out is None:
-            result = _zeros(out_shape, F32)
-        elif type(out) is _ndarray and out.dtype is F32 and out.shape == out_shape:
-            result = out
-        else:
+        result = planned_output(out, out_shape, F32)
+        if result is None:
             return None
         scratch = getattr(self._scratch, "array", None)
         if scratch is None:
