@@ -43,7 +43,7 @@ def unary(case: Any, inputs: dict[str, Any]) -> Call:
     x = torch.from_numpy(np.ascontiguousarray(inputs["x"], np.float32))
     out = torch.empty_like(x)
     if op == "zero":
-        return out.zero_
+        return lambda: out.zero_()
     fn = _UNARY[op]
     return lambda: fn(x, out=out)
 
