@@ -199,11 +199,11 @@ _LRN_ROUTES = (LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW)
 def upstream_lrn_is_wrong(channels: int, half: int, routes: frozenset[Route] = frozenset(_LRN_ROUTES)) -> bool:
     """Whether upstream's NHWC LRN gets these channels wrong, for the defects in `routes`.
 
-    With fewer than ``2*half + 1`` channels its window reads neighbouring pixels
-    (lrn-nhwc-small-channels). With ``half == 2`` the
-    SSE4.1, AVX2 and AVX-512BW kernels (vectors of F = 4, 8, 16 floats, taken from ``F + 2`` channels on) finish a
-    pixel with a vector ending at ``channels - 2``; for ``channels == F + 3`` it starts at channel 1, whose window
-    then includes the float before the pixel (the previous pixel's last channel, or memory before ``src``).
+    With fewer than ``2*half + 1`` channels its window reads neighbouring pixels (lrn-nhwc-small-channels). With
+    ``half == 2`` the SSE4.1, AVX2 and AVX-512BW kernels (vectors of F = 4, 8, 16 floats, taken from ``F + 2``
+    channels on) finish a pixel with a vector ending at ``channels - 2``; for ``channels == F + 3`` it starts at
+    channel 1, whose window then includes the float before the pixel (the previous pixel's last channel, or memory
+    before ``src``).
     """
     return ((LRN_NHWC_SMALL_CHANNELS in routes and channels < 2 * half + 1)
             or (LRN_NHWC_HALF2_WINDOW in routes and half == 2 and channels in (7, 11, 19)))
