@@ -51,9 +51,9 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
         size_t c;                                                                                                 \
         vf m = vset1(-INFINITY);                                                                                  \
         for (c = 0; c + SB_W <= count; c += SB_W)                                                                 \
-            m = sb_vm_max(LOAD(src + c), m);                                                                      \
+            m = vmax(LOAD(src + c), m);                                                                            \
         if (c < count)                                                                                            \
-            m = sb_vm_max(vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count),                  \
+            m = vmax(vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count),                        \
                 LOAD_N(src + c, count - c), vset1(-INFINITY)), m);                                                \
         float mx = vreduce_max(m);                                                                                \
         if (__builtin_expect(mx == INFINITY, 0) && SB_SLICE_HAS_NAN(src, count, LOAD, LOAD_N)) {                   \
@@ -97,7 +97,7 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
             for (size_t c = 0; c < count; ++c) {                                                                  \
                 vf x = n == SB_W ? LOAD(src + c * inner + i) : LOAD_N(src + c * inner + i, n);                    \
                 nan |= x != x;                                                                                    \
-                m = sb_vm_max(x, m);                                                                                   \
+                m = vmax(x, m);                                                                                         \
             }                                                                                                     \
             vi m_inf = m == vset1(INFINITY);                                                                      \
             int any_inf = sb_vm_any(m_inf);                                                                       \
@@ -146,7 +146,7 @@ SB_INLINE vi sb_lane_index(void)
             for (size_t c = 0; c < count; ++c) {                                                                  \
                 vf x = vload(block[c]);                                                                           \
                 nan |= x != x;                                                                                    \
-                m = sb_vm_max(x, m);                                                                                   \
+                m = vmax(x, m);                                                                                         \
             }                                                                                                     \
             vi m_inf = m == vset1(INFINITY);                                                                      \
             int any_inf = sb_vm_any(m_inf);                                                                       \
@@ -200,13 +200,13 @@ static void row16b_buffered(const uint16_t * src, size_t count, uint16_t * dst, 
     for (c = 0; c + SB_W <= count; c += SB_W) {
         vf x = load_bf16(src + c);
         vstore(buf + c, x);
-        m = sb_vm_max(x, m);
+        m = vmax(x, m);
     }
     vi tail = vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count);
     if (c < count) {
         vf x = load_bf16_n(src + c, count - c);
         vstore_n(buf + c, x, count - c);
-        m = sb_vm_max(vselect(tail, x, vset1(-INFINITY)), m);
+        m = vmax(vselect(tail, x, vset1(-INFINITY)), m);
     }
     float mx = vreduce_max(m);
     if (__builtin_expect(mx == INFINITY, 0) && SB_SLICE_HAS_NAN(buf, count, vload, vload_n)) {

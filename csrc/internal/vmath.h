@@ -67,33 +67,6 @@ SB_INLINE vf sb_vm_copysign(vf magnitude, vf sign)
 #define SB_VM_AVX512 0
 #endif
 
-/* vmax/vmin in one instruction: maxps/minps return their second operand when either is NaN, as vmax/vmin do. */
-SB_INLINE vf sb_vm_max(vf a, vf b)
-{
-#if SB_VM_AVX512
-    return (vf)_mm512_max_ps((__m512)a, (__m512)b);
-#elif SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3)
-    return (vf)_mm256_max_ps((__m256)a, (__m256)b);
-#elif defined(__SSE2__) && SB_W == 4
-    return (vf)_mm_max_ps((__m128)a, (__m128)b);
-#else
-    return vmax(a, b);
-#endif
-}
-
-SB_INLINE vf sb_vm_min(vf a, vf b)
-{
-#if SB_VM_AVX512
-    return (vf)_mm512_min_ps((__m512)a, (__m512)b);
-#elif SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3)
-    return (vf)_mm256_min_ps((__m256)a, (__m256)b);
-#elif defined(__SSE2__) && SB_W == 4
-    return (vf)_mm_min_ps((__m128)a, (__m128)b);
-#else
-    return vmin(a, b);
-#endif
-}
-
 /* a < b ? t : f per lane, the comparison going straight to a mask register at AVX-512 (the generic vselect
    materialises it as a vector first: three instructions instead of two). */
 SB_INLINE vf sb_vm_select_lt(vf a, vf b, vf t, vf f)
@@ -222,7 +195,7 @@ SB_INLINE vf vexp(vf x)
 {
     /* Clamped so that n fits the scaling; the operand order lets NaN through (maxps/minps return their second
        operand when the comparison fails). */
-    return sb_vm_exp_in_range(sb_vm_min(vset1(88.75f), sb_vm_max(vset1(-104.0f), x)));
+    return sb_vm_exp_in_range(vmin(vset1(88.75f), vmax(vset1(-104.0f), x)));
 }
 
 /* log(x) = e*ln2 + log1p(f), x = 2^e * (1 + f), 1 + f in [sqrt(1/2), sqrt(2)); log1p(f) = f - f^2/2 + f^3 Q(f). */
@@ -289,7 +262,7 @@ SB_INLINE vf sb_vm_erf_small(vf x)
 
 SB_INLINE vf sb_vm_erf_large(vf x, vf ax)
 {
-    vf a = sb_vm_min(vset1(4.0f), ax);                    /* NaN stays NaN (second operand) and reaches the result */
+    vf a = vmin(vset1(4.0f), ax);                    /* NaN stays NaN (second operand) and reaches the result */
     vf q = sb_vm_poly7(a, a * a, 0.0001751854142639786f, -1.1295173168182373f, 0.36665797233581543f,
         -0.10828544944524765f, 0.02512289397418499f, -0.004172380082309246f, 0.00043473445111885667f,
         -2.1118565200595185e-05f);
@@ -327,7 +300,7 @@ SB_INLINE vf vtanh(vf x)
         y = sb_vm_tanh_small(x);
     } else {
         /* NaN stays NaN through the min (its second operand) and the exponential */
-        vf e = sb_vm_exp_in_range(vset1(2.0f) * sb_vm_min(vset1(10.0f), ax));
+        vf e = sb_vm_exp_in_range(vset1(2.0f) * vmin(vset1(10.0f), ax));
         y = vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f));
         if (sb_vm_any(is_small))
             y = sb_vm_select_lt(ax, vset1(0.625f), sb_vm_tanh_small(x), y);
