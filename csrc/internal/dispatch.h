@@ -62,6 +62,9 @@ typedef struct sb_context {
     void (*release)(struct sb_context * self);
 } sb_context;
 
+/* SimdBindGetStreamingBytes without the detection check: the kernels run after the library's constructor. */
+size_t sb_streaming_bytes(void);
+
 /* Threads for the parallel parts of a call: SimdSetThreadNumber's value, clamped to [1, hardware threads]. */
 size_t sb_thread_number(void);
 

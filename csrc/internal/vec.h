@@ -46,6 +46,39 @@ SB_INLINE void vstore_n(float * p, vf v, size_t n) { _mm512_mask_storeu_ps(p, (_
 SB_INLINE vf vload_n(const float * p, size_t n) { vf v = {0}; memcpy(&v, p, n * sizeof(float)); return v; }
 SB_INLINE void vstore_n(float * p, vf v, size_t n) { memcpy(p, &v, n * sizeof(float)); }
 #endif
+/* Non-temporal stores for an output written once per call and too big for the cache (sb_streaming_bytes): the
+   line goes to memory without first being read into the cache. vstream needs p aligned to SB_W floats
+   (vstream_head(p) floats of an output come before that); vstream_fence() after the last one orders them before
+   the call returns. The emulation build's 16-lane units store plainly (there are no 512-bit registers). */
+SB_INLINE void vstream(float * p, vf v)
+{
+#if defined(SB_EMULATED_UNIT)
+    vstore(p, v);
+#elif SB_ISA_AT_LEAST(3)
+    _mm512_stream_ps(p, (__m512)v);
+#elif SB_ISA_AT_LEAST(2)
+    _mm256_stream_ps(p, (__m256)v);
+#elif defined(__SSE2__)
+    _mm_stream_ps(p, (__m128)v);
+#else
+    vstore(p, v);
+#endif
+}
+
+SB_INLINE void vstream_fence(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
+/* Floats before p + head is aligned for vstream (0 .. SB_W - 1), or SB_W when p is not even float-aligned. */
+SB_INLINE size_t vstream_head(const float * p)
+{
+    const uintptr_t a = (uintptr_t)p, bytes = SB_W * sizeof(float);
+    return a % sizeof(float) ? SB_W : (bytes - a % bytes) % bytes / sizeof(float);
+}
+
 SB_INLINE vi vloadi(const int32_t * p) { return *(const vi_mem *)p; }
 SB_INLINE void vstorei(int32_t * p, vi v) { *(vi_mem *)p = v; }
 SB_INLINE vb vloadb(const uint8_t * p) { return *(const vb_mem *)p; }

@@ -26,6 +26,7 @@ static const char * const isa_names[SB_ISA_COUNT] = {"base", "sse41", "avx2", "a
 static int isa_supported[SB_ISA_COUNT];
 static _Atomic int isa_selected = SB_ISA_BASE;
 static _Atomic size_t thread_number = 1;
+static _Atomic size_t streaming_bytes = (size_t)32 << 20; /* until detect() reads the last-level cache size */
 static char cpu_model[64] = "unknown";
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 
@@ -56,6 +57,38 @@ static void read_model(void)
 }
 #endif
 
+/* One instance of the last-level data cache, from CPUID's deterministic cache parameters (leaf 4 on Intel,
+   0x8000001D on AMD; one format), or 0. sysconf's L3 size is not it on AMD: that is the whole package's (384 MiB
+   where each core complex has 32 MiB). */
+#if SB_X86
+static size_t llc_instance_bytes(void)
+{
+    unsigned a, b, c, d, leaf = 4;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    if (b == 0x68747541u) { /* "AuthenticAMD" */
+        leaf = 0x8000001Du;
+        if (__get_cpuid_max(0x80000000u, NULL) < leaf)
+            return 0;
+    } else if (a < leaf) {
+        return 0;
+    }
+    size_t bytes = 0;
+    unsigned level = 0;
+    for (unsigned i = 0; i < 16; ++i) {
+        __cpuid_count(leaf, i, a, b, c, d);
+        unsigned type = a & 31, this_level = (a >> 5) & 7;
+        if (type == 0)
+            break;
+        if (type == 2 || this_level < level) /* an instruction cache, or a nearer level */
+            continue;
+        level = this_level;
+        bytes = (size_t)((b >> 22) + 1) * (((b >> 12) & 0x3ff) + 1) * ((b & 0xfff) + 1) * ((size_t)c + 1);
+    }
+    return bytes;
+}
+#endif
+
 /* CPUID says what the CPU has; XGETBV says which register states the OS saves. Both are needed. */
 static void detect(void)
 {
@@ -82,6 +115,9 @@ static void detect(void)
     /* tools/emulate_avx512.sh: those units were compiled for AVX2 (internal/emulate_avx512.h) */
     isa_supported[SB_ISA_AVX512BW] = isa_supported[SB_ISA_AVX512VNNI] = isa_supported[SB_ISA_AVX2];
 #endif
+    const size_t llc = llc_instance_bytes();
+    if (llc > 0)
+        atomic_store(&streaming_bytes, llc);
 #endif
     int best = SB_ISA_BASE;
     for (int i = 0; i < SB_ISA_COUNT; ++i)
@@ -116,6 +152,20 @@ SIMD_API int SimdBindSetIsa(int isa)
         return -1;
     atomic_store(&isa_selected, isa);
     return 0;
+}
+
+size_t sb_streaming_bytes(void) { return atomic_load_explicit(&streaming_bytes, memory_order_relaxed); }
+
+SIMD_API size_t SimdBindGetStreamingBytes(void)
+{
+    ensure_detected();
+    return sb_streaming_bytes();
+}
+
+SIMD_API void SimdBindSetStreamingBytes(size_t bytes)
+{
+    ensure_detected();
+    atomic_store(&streaming_bytes, bytes);
 }
 
 /* The API generation this library implements, then who made it. */
