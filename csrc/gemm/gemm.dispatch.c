@@ -360,6 +360,58 @@ static void direct_block(size_t mr, size_t K, const float * A, size_t lda, const
     }
 }
 
+/* A SB_W x SB_W transpose in log2(SB_W) rounds of two-source shuffles that each stay one instruction at every ISA
+   (unpcklps, unpcklpd, then 128-bit and 256-bit halves): round r combines rows i and i + 2^r (bit r of i clear)
+   into TR_LO (row i) and TR_HI (row i + 2^r), interleaving blocks of 2^r floats. Row i then holds column
+   TR_COL(i) (bits 0 and 1 of i swapped). The scalar copy it replaces cost more than the GEMM it fed at M = 64. */
+#define TR_LO_4_1 0, 4, 1, 5
+#define TR_HI_4_1 2, 6, 3, 7
+#define TR_LO_4_2 0, 1, 4, 5
+#define TR_HI_4_2 2, 3, 6, 7
+#define TR_LO_8_1 0, 8, 1, 9, 4, 12, 5, 13
+#define TR_HI_8_1 2, 10, 3, 11, 6, 14, 7, 15
+#define TR_LO_8_2 0, 1, 8, 9, 4, 5, 12, 13
+#define TR_HI_8_2 2, 3, 10, 11, 6, 7, 14, 15
+#define TR_LO_8_4 0, 1, 2, 3, 8, 9, 10, 11
+#define TR_HI_8_4 4, 5, 6, 7, 12, 13, 14, 15
+#define TR_LO_16_1 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29
+#define TR_HI_16_1 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31
+#define TR_LO_16_2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define TR_HI_16_2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define TR_LO_16_4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define TR_HI_16_4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define TR_LO_16_8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define TR_HI_16_8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define TR_IDX_(half, w, b) TR_##half##_##w##_##b
+#define TR_IDX(half, w, b) TR_IDX_(half, w, b)
+#define TR_COL(i) (((i) & ~3) | (((i) & 1) << 1) | (((i) >> 1) & 1))
+#define TR_ROUND(r, b)                                                                                               \
+    _Pragma("GCC unroll 16")                                                                                         \
+    for (int i = 0; i < SB_W; ++i)                                                                                   \
+        if (!(i & (b))) {                                                                                            \
+            vf lo = __builtin_shufflevector(r[i], r[i + (b)], TR_IDX(LO, SB_W, b));                                  \
+            vf hi = __builtin_shufflevector(r[i], r[i + (b)], TR_IDX(HI, SB_W, b));                                  \
+            r[i] = lo, r[i + (b)] = hi;                                                                              \
+        }
+
+/* dst[t * NR + i] = src[i * ld + t] for i, t < SB_W: SB_W floats of SB_W rows of B, as SB_W rows of a panel. */
+SB_INLINE void transpose_block(const float * src, size_t ld, float * dst)
+{
+    vf r[SB_W];
+    for (int i = 0; i < SB_W; ++i)
+        r[i] = vload(src + i * ld);
+    TR_ROUND(r, 1)
+    TR_ROUND(r, 2)
+#if SB_W >= 8
+    TR_ROUND(r, 4)
+#endif
+#if SB_W >= 16
+    TR_ROUND(r, 8)
+#endif
+    for (int i = 0; i < SB_W; ++i)
+        vstore(dst + TR_COL(i) * NR, r[i]);
+}
+
 /* dst[kc][NR] = columns [n, n + nc) of rows [k0, k0 + kc) of B ([K][N], or [N][K] when trans), zero-padded. */
 static void pack_panel(float * dst, const float * B, size_t ldb, int trans, size_t k0, size_t kc, size_t n, size_t nc)
 {
@@ -380,6 +432,15 @@ static void pack_panel(float * dst, const float * B, size_t ldb, int trans, size
             for (size_t k = 0; k < kc; ++k)
                 memset(dst + k * NR + nc, 0, (NR - nc) * sizeof(float));
         size_t j = 0;
+        for (; j + SB_W <= nc; j += SB_W) {
+            const float * src = B + (n + j) * ldb + k0;
+            size_t k = 0;
+            for (; k + SB_W <= kc; k += SB_W)
+                transpose_block(src + k, ldb, dst + k * NR + j);
+            for (; k < kc; ++k)
+                for (size_t i = 0; i < SB_W; ++i)
+                    dst[k * NR + j + i] = src[i * ldb + k];
+        }
         for (; j + 4 <= nc; j += 4) { /* four rows of B at a time: four reads streams, 16-byte writes */
             const float * s0 = B + (n + j) * ldb + k0, * s1 = s0 + ldb, * s2 = s1 + ldb, * s3 = s2 + ldb;
             float * d = dst + j;
