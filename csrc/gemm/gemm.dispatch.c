@@ -51,6 +51,8 @@
 #endif
 #define KC_ONE (KC + KC / 2)                   /* K up to this: one K block, no short second one reloading C */
 #define MC (MR * 16)
+/* One row of A streams B once from L3 or memory: rows of B fetched this far ahead (2 KiB of a panel at avx2). */
+#define PREFETCH_ROWS 32
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
 #define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
 /* B ([K][N], rows ldb apart) spanning at most this many floats is read in place by the micro-kernel instead of packed:
@@ -172,6 +174,9 @@ SB_INLINE void kernel(const int mr, const int nv, size_t kc, const float * A, si
                 d[u][v] = vset1(0.0f);
         size_t k = 0;
         for (; k + 4 <= kc; k += 4) {
+            for (int u = 0; u < 4; ++u)
+                for (int v = 0; v < nv * SB_W; v += 16)
+                    __builtin_prefetch(B + (k + PREFETCH_ROWS + u) * bs + v, 0, 3);
             vf a0 = vset1(A_AT(0, k)), a1 = vset1(A_AT(0, k + 1)), a2 = vset1(A_AT(0, k + 2)),
                a3 = vset1(A_AT(0, k + 3));
             for (int v = 0; v < nv; ++v) {
