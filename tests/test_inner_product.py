@@ -428,3 +428,33 @@ def test_behind_gemm_guard_keeps_b_and_puts_zeros_where_upstream_reads_before_it
     assert routed.base is not None and np.array_equal(routed.base[:B_GUARD], np.zeros(B_GUARD, np.float32))
     assert [K for K in range(1, 20) if upstream_reads_before_b(4, K, True)] == [1, 2, 3, 5, 6, 7]
     assert not upstream_reads_before_b(1, 3, True) and not upstream_reads_before_b(4, 3, False)
+
+
+# -- the GEMM behind a transposed B: packing by SB_W x SB_W transposes (4, 8, 16 floats by ISA) with scalar tails
+# along N and K, K blocks, the one-row kernel on packed weights; every activation with a bias, at every ISA ---------
+@pytest.mark.parametrize("M, N, K", [
+    (5, 16, 16),     # one whole transposed block (one ISA's), no tail; M > 4 takes the panel path, not dot products
+    (13, 37, 45),    # tails along N (a 4-row group and a single row) and K, at every ISA's width
+    (40, 67, 300),   # more than one K block (C accumulated across them), three panels, a row block with a tail
+    (7, 33, 1030),   # K in four blocks and a tail of 6
+    (1, 45, 301),    # one row: dot products (B given to forward) or the prefetching one-row kernel (constant B)
+])
+@pytest.mark.parametrize("activation", sorted(ACTIVATION_PARAMS))
+def test_transposed_b_every_path_every_isa(bundled, M, N, K, activation):
+    rng = np.random.default_rng(M * 1000 + N)
+    A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    B = rng.uniform(-1, 1, (N, K)).astype(np.float32)
+    bias = rng.uniform(-1, 1, N).astype(np.float32)
+    params = rng.uniform(-1, 1, N).astype(np.float32) if activation == "prelu" else \
+        next(iter(ACTIVATION_PARAMS[activation].values()))
+    expected = reference.inner_product_32f(A, B, True, bias, activation, params)
+    tolerance = _float_tolerance(K, activation, [1.0] if activation == "prelu" else params)
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            for const_b in (False, True):
+                with simdbind.InnerProduct32f(M, N, K, trans_b=True, const_b=const_b, bias=bias,
+                                              activation=activation, params=params,
+                                              weight=B if const_b else None, library=bundled) as ip:
+                    got = ip.forward(A, None if const_b else B)
+                np.testing.assert_allclose(got, expected, rtol=tolerance.rel, atol=tolerance.abs,
+                                           err_msg=f"{isa} const_b={const_b}")
