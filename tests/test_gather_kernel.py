@@ -1,8 +1,9 @@
-"""The GatherElements kernel itself (bundled library, every ISA): the AVX-512 row permute (32-bit data, index along
-the last axis, fewer than 64 source elements) against the plain loop's contract, through the C functions directly so
-that what the wrapper refuses still reaches C: each in-range index (negative ones count from the end) copies the
-element's bits, and every index outside [-n, n) writes 0 (int64 indices that only wrap into range when narrowed to
-32 bits included)."""
+"""The GatherElements kernel itself (bundled library, every ISA), through the C functions directly so that what the
+wrapper refuses still reaches C: each in-range index (negative ones count from the end) copies the element's bits,
+and every index outside [-n, n) writes 0 (int64 indices that only wrap into range when narrowed to 32 bits
+included). The vector paths for 32-bit data: at AVX-512 the register permute (index along the last axis, fewer than
+64 source elements); at AVX2 and above the offset copy, blocks of 16 indices all inside [0, n) copied unchecked and
+every other block, and the partial last one, through the checked loop."""
 
 from __future__ import annotations
 
@@ -69,3 +70,51 @@ def test_rows_match_the_contract_at_every_isa(bundled, index_dtype):
                     got = gather_forward(bundled, src, idx)
                 np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32),
                                               err_msg=f"isa={isa} n={n} count={count} {np.dtype(index_dtype)}")
+
+
+def _expected_3d(src: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """dst[o, c, i] = src[o, idx[o, c, i] (+n if negative), i], 0 where the index lies outside [-n, n)."""
+    n = src.shape[1]
+    wide = idx.astype(np.int64)
+    wide = np.where(wide < 0, wide + n, wide)
+    inside = (wide >= 0) & (wide < n)
+    picked = np.take_along_axis(src, np.where(inside, wide, 0), axis=1)
+    return np.where(inside, picked.view(np.uint32), 0).astype(np.uint32).view(np.float32)
+
+
+# Row widths around the 16-index block (inner == 1: the row is `count` long; inner > 1: `inner` long).
+INNERS = (1, 2, 15, 16, 17, 40)
+BLOCK_COUNTS = (1, 15, 16, 17, 50)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("inner", INNERS)
+def test_offset_copy_blocks_match_the_contract_at_every_isa(bundled, index_dtype, inner):
+    """Mostly non-negative in-range indices, so most blocks take the unchecked offset copy; a few single entries
+    (a negative in range, one past the end, one before -n, for int64 one that is in range only modulo 2^32) send
+    their block through the checked loop. Sizes put them in full blocks, in the partial last one and at block
+    edges."""
+    rng = np.random.default_rng(1019 + inner)
+    specials = [-1, "n", "-n-1", 2**31 - 1, -(2**31)]
+    if index_dtype is np.int64:
+        specials += [2**32, 2**32 + 1, -(2**32) + 1, 2**63 - 1, -(2**63)]
+    for n in (1, 7, 64, 300):
+        src = rng.integers(1, 2**31, (OUTER, n, inner)).astype(np.uint32)
+        src[0, 0, 0] = 0x7FC01234  # a NaN payload: the copy is of bits, not of values
+        src = src.view(np.float32)
+        for count in BLOCK_COUNTS:
+            idx = rng.integers(0, n, (OUTER, count, inner)).astype(index_dtype)
+            flat = idx.reshape(-1)
+            # outer 0 stays clean (every full block unchecked); outers 1 and 2 get the specials
+            where = rng.choice(np.arange(flat.size // OUTER, flat.size), min(len(specials), flat.size // 2),
+                               replace=False)
+            for position, special in zip(where, specials):
+                flat[position] = {"n": n, "-n-1": -n - 1}.get(special, special)
+            expected = _expected_3d(src, idx)
+            for isa in bundled.isas_supported:
+                with bundled.use_isa(isa):
+                    got = gather_forward(bundled, src if inner > 1 else src[:, :, 0].copy(),
+                                         idx if inner > 1 else idx[:, :, 0].copy())
+                np.testing.assert_array_equal(
+                    got.reshape(expected.shape).view(np.uint32), expected.view(np.uint32),
+                    err_msg=f"isa={isa} n={n} count={count} inner={inner} {np.dtype(index_dtype)}")
