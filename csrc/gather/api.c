@@ -1,7 +1,7 @@
 /*
- * api.c: the GatherElements context (spec 3.11), plain C except the vector paths for 32-bit data at AVX2 and
- * AVX-512 (after InternalBufferSize): indices checked a block at a time by vector comparisons before an
- * unchecked copy, and at AVX-512 short rows indexed along the last axis gathered from registers by permutes.
+ * api.c: the GatherElements context (spec 3.11), plain C except the vector paths at AVX2 and AVX-512 (after
+ * InternalBufferSize): indices checked a block at a time by vector comparisons before an unchecked copy, and at
+ * AVX-512 short rows of 32-bit data indexed along the last axis gathered from registers by permutes.
  * Hardware gathers were measured slower than the scalar copy (1.2x the time on 8x512x256 along axis 1 at AVX-512).
  *
  * Contract (seed page): src is [O][srcCount][inner], idx and dst are [O][idxCount][inner], O = prod(outer);
@@ -74,18 +74,18 @@ SIMD_API size_t SimdSynetGatherElementsInternalBufferSize(const void * context)
     return 0;
 }
 
-/* The vector paths, for 32-bit data (the benchmarked and common case; 8u and 16b data take the scalar loop), at AVX2
-   and above: indices are checked a block of 16 at a time by vector comparisons, and a block found all inside [0, n)
-   (the usual case) has its source offsets (index * inner + column) computed in vectors, stored to a small buffer and
-   copied by a loop of an offset load, a data load and a store per element, no multiply; the other blocks, and the
-   last partial one, take the checked scalar loop. Measured on the two benchmark shapes at AVX2 against the scalar
-   copy that multiplies in the loop: 1.4x on 8x512x256 along axis 1; on 16x196x49 along axis 2, reading the index
-   back from the buffer took 0.75x the time of reading it again from idx. Blocks of 16 measured faster than 32 or 64.
-   At AVX-512 only, inner == 1 with fewer than 64 source elements is gathered from registers by permutes (below);
-   its AVX2 counterpart (eight 8-lane permutes and seven blends per 8 outputs) and AVX2 hardware gathers measured
-   slower than the scalar copy (3x and 1.5x the time), as did AVX-512 hardware gathers (1.2x on 8x512x256).
-   The vector code is built with target attributes in this file (not per-ISA units); the AVX-512 code never in the
-   emulation build, whose CPUs lack AVX-512. */
+/* The vector paths, at AVX2 and above, for every data type: indices are checked a block of 16 at a time by vector
+   comparisons, and a block found all inside [0, n) (the usual case) has its source offsets (index * inner + column)
+   computed in vectors and stored to a small buffer, which a loop of an offset load, a data load and a store per
+   element copies from, with no multiply; the other blocks, and the last partial one, take the checked scalar loop.
+   Measured at AVX2 (32-bit data): 1.4x faster than the same check followed by a copy that multiplies in the loop on
+   8x512x256 along axis 1; on 16x196x49 along axis 2, reading the index back from the buffer took 0.75x the time of
+   reading it again from idx, and blocks of 16 beat blocks of 32 and 64 on both shapes.
+   At AVX-512 only, rows of 32-bit data with inner == 1 and fewer than 64 source elements are gathered from
+   registers by permutes (below). The AVX2 counterpart (eight 8-lane permutes and seven blends per 8 outputs) and
+   AVX2 hardware gathers both took about 1.7x the time of the offset copy there; AVX-512 hardware gathers took 1.2x
+   the time of the scalar copy on 8x512x256. The vector code is built with target attributes in this file (not
+   per-ISA units); the AVX-512 code never in the emulation build, whose CPUs lack AVX-512. */
 #if SB_X86 && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
@@ -135,41 +135,49 @@ GATHER_AVX2 static inline int gather_offsets32_avx2(const int32_t * x, size_t n,
     return 1;
 }
 
-/* One outer position: inner == 1 is one row of count outputs, output c reading s[idx]; inner > 1 is count rows of
-   inner outputs, output k of a row reading s[idx * inner + k]. TO is the offset type of TI's gather_offsets. */
-#define GATHER_OFFSETS(TI, TO, OFFSETS)                                                                             \
-    const size_t rows = inner == 1 ? 1 : count, width = inner == 1 ? count : inner, step = inner != 1;              \
-    const TI * xr = (const TI *)x;                                                                                  \
-    for (size_t r = 0; r < rows; ++r, xr += width, d += width) {                                                    \
-        size_t i = 0;                                                                                               \
-        for (; i + GATHER_BLOCK <= width; i += GATHER_BLOCK) {                                                      \
-            TO off[GATHER_BLOCK];                                                                                   \
-            if (__builtin_expect(OFFSETS(xr + i, n, inner, i, off), 1)) {                                           \
-                for (size_t k = 0; k < GATHER_BLOCK; ++k)                                                           \
-                    d[i + k] = s[off[k]];                                                                           \
-                continue;                                                                                           \
+/* One outer position of TD data: inner == 1 is one row of count outputs, output c reading src[idx]; inner > 1 is
+   count rows of inner outputs, output k of a row reading src[idx * inner + k]. TO is the offset type of TI's
+   OFFSETS. The checked loop corrects an index (+n if negative) and writes 0 for one outside [0, n). */
+#define GATHER_OFFSETS(TD, TI, TO, OFFSETS)                                                                         \
+    do {                                                                                                            \
+        const TD * s = (const TD *)src;                                                                             \
+        TD * d = (TD *)dst;                                                                                         \
+        const size_t rows = inner == 1 ? 1 : count, width = inner == 1 ? count : inner, step = inner != 1;          \
+        const TI * xr = (const TI *)x;                                                                              \
+        for (size_t r = 0; r < rows; ++r, xr += width, d += width) {                                                \
+            size_t i = 0;                                                                                           \
+            for (; i + GATHER_BLOCK <= width; i += GATHER_BLOCK) {                                                  \
+                TO off[GATHER_BLOCK];                                                                               \
+                if (__builtin_expect(OFFSETS(xr + i, n, inner, i, off), 1)) {                                       \
+                    for (size_t k = 0; k < GATHER_BLOCK; ++k)                                                       \
+                        d[i + k] = s[off[k]];                                                                       \
+                    continue;                                                                                       \
+                }                                                                                                   \
+                for (size_t k = i; k < i + GATHER_BLOCK; ++k)                                                       \
+                    GATHER_CHECKED(k);                                                                              \
             }                                                                                                       \
-            for (size_t k = i; k < i + GATHER_BLOCK; ++k)                                                           \
-                d[k] = gather_checked(s, n, inner, xr[k], k * step);                                                \
+            for (; i < width; ++i)                                                                                  \
+                GATHER_CHECKED(i);                                                                                  \
         }                                                                                                           \
-        for (; i < width; ++i)                                                                                      \
-            d[i] = gather_checked(s, n, inner, xr[i], i * step);                                                    \
-    }
+    } while (0)
+#define GATHER_CHECKED(k)                                                                                           \
+    do {                                                                                                            \
+        int64_t v = (int64_t)xr[k];                                                                                 \
+        v += v < 0 ? (int64_t)n : 0;                                                                                \
+        d[k] = (uint64_t)v < n ? s[(size_t)v * inner + (k) * step] : 0;                                             \
+    } while (0)
 
-/* One element through the contract: the index corrected (+n if negative), 0 outside [0, n). */
-static inline uint32_t gather_checked(const uint32_t * s, size_t n, size_t inner, int64_t v, size_t column)
-{
-    v += v < 0 ? (int64_t)n : 0;
-    return (uint64_t)v < n ? s[(size_t)v * inner + column] : 0;
-}
-
-GATHER_AVX2 static void gather_outer_offsets_avx2(const uint32_t * s, size_t n, size_t inner, const void * x,
-    size_t index_size, size_t count, uint32_t * d)
+GATHER_AVX2 static void gather_outer_offsets_avx2(const void * src, size_t n, size_t inner, const void * x,
+    size_t index_size, size_t count, void * dst, size_t data_size)
 {
     if (index_size == 4) {
-        GATHER_OFFSETS(int32_t, uint32_t, gather_offsets32_avx2)
+        if (data_size == 4) GATHER_OFFSETS(uint32_t, int32_t, uint32_t, gather_offsets32_avx2);
+        else if (data_size == 2) GATHER_OFFSETS(uint16_t, int32_t, uint32_t, gather_offsets32_avx2);
+        else GATHER_OFFSETS(uint8_t, int32_t, uint32_t, gather_offsets32_avx2);
     } else {
-        GATHER_OFFSETS(int64_t, uint64_t, gather_offsets64_avx2)
+        if (data_size == 4) GATHER_OFFSETS(uint32_t, int64_t, uint64_t, gather_offsets64_avx2);
+        else if (data_size == 2) GATHER_OFFSETS(uint16_t, int64_t, uint64_t, gather_offsets64_avx2);
+        else GATHER_OFFSETS(uint8_t, int64_t, uint64_t, gather_offsets64_avx2);
     }
 }
 
@@ -234,21 +242,21 @@ GATHER_AVX512 static void gather_row_permute(const uint32_t * s, size_t n, const
 static int gather_outer_fast(const void * s, size_t n, size_t inner, const void * x, size_t index_size, size_t count,
     void * d, size_t data_size)
 {
-    if (data_size != 4 || n == 0 || n > (size_t)INT32_MAX || inner > (size_t)INT32_MAX / n)
+    if (n == 0 || n > (size_t)INT32_MAX || inner > (size_t)INT32_MAX / n)
         return 0;
 #ifdef GATHER_AVX512
-    if (inner == 1 && n < 64 && sb_isa() >= SB_ISA_AVX512BW) {
+    if (data_size == 4 && inner == 1 && n < 64 && sb_isa() >= SB_ISA_AVX512BW) {
         gather_row_permute((const uint32_t *)s, n, x, index_size, count, (uint32_t *)d);
         return 1;
     }
 #endif
 #ifdef GATHER_AVX2
     if (sb_isa() >= SB_ISA_AVX2) {
-        gather_outer_offsets_avx2((const uint32_t *)s, n, inner, x, index_size, count, (uint32_t *)d);
+        gather_outer_offsets_avx2(s, n, inner, x, index_size, count, d, data_size);
         return 1;
     }
 #endif
-    (void)s, (void)inner, (void)x, (void)index_size, (void)count, (void)d;
+    (void)s, (void)inner, (void)x, (void)index_size, (void)count, (void)d, (void)data_size;
     return 0;
 }
 
