@@ -2,10 +2,13 @@
  * inner_product_8i.dispatch.c: SimdSynetInnerProduct8i's kernel, compiled once per ISA (spec 3.9).
  *
  * dst[i][j] = sum_k src[i][k] * weight[j][k], uint8 x int8 -> int32 (the int32 sum wraps, as upstream's does).
- * - precise ((compatibility & 12) == 0): every product exactly. SSE4.1/AVX2/AVX-512BW load both operands widened to
- *   int16, each half vector once for the whole register block, and use pmaddwd (two products of |x| <= 32640 summed
- *   in int32: exact); AVX-512 VNNI uses vpdpbusd, which adds four u8*s8 products to int32 without saturation: exact
- *   as well.
+ * - precise ((compatibility & 12) == 0): every product exactly. AVX-512 VNNI uses vpdpbusd, which adds four u8*s8
+ *   products to int32 without saturation. AVX-512BW loads both operands widened to int16, each half vector once for
+ *   the whole register block, and uses pmaddwd (two products of |x| <= 32640 summed in int32: exact). SSE4.1 and
+ *   AVX2 prepare the operands outside the loop instead (prepared_block: src split into 5 + 3 bits for M == 1; int16
+ *   copies for M >= 2 at AVX2, where SSE4.1 keeps the widening loads). Without VNNI no exact form takes fewer than
+ *   2 multiplies and 2 adds per 32 products (the saturating form: 2 and 1), so at AVX2 a compute-bound precise
+ *   product stays below a saturating one.
  * - saturating (otherwise): the products of each pair (2m, 2m + 1) along K are summed and clamped to int16, then
  *   added in int32 (pmaddubsw, then pmaddwd with ones and paddd, or VNNI's vpdpwssd with ones: the same exact sum). K's tail is zero-padded to
  *   a whole vector, so an odd last product is paired with 0 and never clamped (|255 * -128| < 32768), which is the
@@ -265,8 +268,8 @@ SB_INLINE void rows_block(size_t M, size_t N, size_t K, const uint8_t * src, con
 /* Precise without AVX-512. Widening bytes to int16 inside the loop (pmovzx/pmovsx) costs a shuffle per 16 products
    on top of pmaddwd + paddd, and shuffles, multiplies and adds share the core's four vector pipes: the operands are
    prepared outside the loop instead, in one buffer per call and thread.
-   - M >= 2: src widened to int16 once, each block of 4 weight rows widened once for all rows of src; the loop is
-     then loads, pmaddwd and paddd only (exact: two products of |x| <= 32640 fit int32).
+   - M >= 2 (AVX2): src widened to int16 once, each block of weight rows widened once for all rows of src; the loop
+     is then loads, pmaddwd and paddd only (exact: two products of |x| <= 32640 fit int32).
    - M == 1: each weight byte is used once, so widening it cannot be paid back. src (the operand every weight row
      meets) is split instead into lo = s & 31 and hi = s >> 5, and pmaddubsw takes the raw weight bytes: its pair
      sums are at most 31 * 128 * 2 = 7936 (lo) and 7 * 128 * 2 = 1792 (hi), so 4 lo and 16 hi results add in int16
@@ -280,6 +283,7 @@ SB_INLINE size_t round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 #define SB_STR_(x) #x
 #define SB_STR(x) SB_STR_(x)
 
+#if SB_ISA_AT_LEAST(2) /* at SSE4.1 this path was slower than the dot products with widening loads */
 /* rows x n int16 from the first kn bytes of rows rows of src (stride ls), zero from kn to n. */
 SB_INLINE void widen_rows(const void * src, int is_signed, size_t rows, size_t ls, size_t kn, size_t n, int16_t * dst)
 {
@@ -305,7 +309,6 @@ SB_INLINE void wide_dots(const int rows, const int jn, const int16_t * x, size_t
     for (int r = 0; r < rows; ++r)
         for (int t = 0; t < jn; ++t)
             acc[r][t] = izero();
-#if SB_ISA_AT_LEAST(2)
     if (rows == 2 && jn == 4) {
         /* The common block in assembly: compiled from the loop below, GCC folded each weight load into both of its
            pmaddwd (10 loads a step where 6 do) or, keeping them in registers, spilled an accumulator to the stack
@@ -333,7 +336,6 @@ SB_INLINE void wide_dots(const int rows, const int jn, const int16_t * x, size_t
         store_dots(acc, rows, jn, dst, N, add);
         return;
     }
-#endif
     for (size_t k = 0; k < n; k += WV) {
         ivec xs[SR];
         for (int r = 0; r < rows; ++r)
@@ -347,7 +349,6 @@ SB_INLINE void wide_dots(const int rows, const int jn, const int16_t * x, size_t
     store_dots(acc, rows, jn, dst, N, add);
 }
 
-#if SB_ISA_AT_LEAST(2)
 /* wide_dots() for 2 rows of x and 6 of w, in assembly: 12 accumulators, 8 loads and 24 vector operations a step,
    within the core's 4 vector pipes and 6 instructions a cycle (2 x 4 takes 25 instructions for 16 operations). */
 static void wide_dots_2x6(const int16_t * x, size_t lx, const int16_t * w, size_t lw, size_t n, int32_t * dst,
@@ -387,14 +388,6 @@ static void wide_dots_2x6(const int16_t * x, size_t lx, const int16_t * w, size_
     store_dots(lo, 2, 4, dst, N, add);
     store_dots(hi, 2, 2, dst + 4, N, add);
 }
-#else
-static void wide_dots_2x6(const int16_t * x, size_t lx, const int16_t * w, size_t lw, size_t n, int32_t * dst,
-    size_t N, const int add)
-{
-    wide_dots(2, 4, x, lx, w, lw, n, dst, N, add);
-    wide_dots(2, 2, x, lx, w + 4 * lw, lw, n, dst + 4, N, add);
-}
-#endif
 
 /* wide_dots() for `rows` rows of x and the jn rows of w in each group of 4 of a block of nb rows. Out of line per
    row count: inlined into the caller, the accumulators went through the stack. */
@@ -444,6 +437,8 @@ static void wide_block(size_t M, size_t N, size_t K, const uint8_t * src, const 
         }
     }
 }
+
+#endif
 
 /* One step of the split product: lo16/hi16 += pmaddubsw of the src parts at k with jn weight rows at w. */
 SB_INLINE void split_step(const int jn, ivec lo16[4], ivec hi16[4], const uint8_t * lo, const uint8_t * hi,
@@ -644,12 +639,17 @@ static int prepared_block(size_t M, size_t N, size_t K, const uint8_t * src, con
         free(parts);
         return 1;
     }
+#if SB_ISA_AT_LEAST(2)
     int16_t * buf = (int16_t *)malloc((NB + M) * KC * sizeof(int16_t));
     if (buf == NULL)
         return 0;
     wide_block(M, N, K, src, weight, dst, j0, j1, buf);
     free(buf);
     return 1;
+#else
+    (void)N; /* SSE4.1, M >= 2: the dot products with widening loads */
+    return 0;
+#endif
 }
 #endif
 
