@@ -502,38 +502,30 @@ SB_INLINE void split_steps(const int jn, ivec lo16[4], ivec hi16[4], const uint8
    and leaving a block per LO_STEPS vectors cost a fifth of the M = 1 time. Same arithmetic as split_steps(). */
 static void split_groups_4(ivec acc[4], const uint8_t * parts, const int8_t * w, size_t lw, size_t end)
 {
+    _Static_assert(IB == 32 && LO_STEPS == 4, "the offsets below are written for 4 steps of 32 bytes");
     const ivec ones = iset16(1), m32 = iset16(32);
     size_t k = 0, next = 4 * lw, c = 0;
     __asm__(
         "2:\n\t"
-        "vpxor %%ymm4, %%ymm4, %%ymm4\n\t" "vpxor %%ymm5, %%ymm5, %%ymm5\n\t" "vpxor %%ymm6, %%ymm6, %%ymm6\n\t" "vpxor %%ymm7, %%ymm7, %%ymm7\n\t"
+        "vpxor %%ymm4, %%ymm4, %%ymm4\n\t" "vpxor %%ymm5, %%ymm5, %%ymm5\n\t"
+        "vpxor %%ymm6, %%ymm6, %%ymm6\n\t" "vpxor %%ymm7, %%ymm7, %%ymm7\n\t"
         "mov $" SB_STR(HI_STEPS / LO_STEPS) ", %[c]\n\t"
         "3:\n\t"
-        "vpxor %%ymm0, %%ymm0, %%ymm0\n\t" "vpxor %%ymm1, %%ymm1, %%ymm1\n\t" "vpxor %%ymm2, %%ymm2, %%ymm2\n\t" "vpxor %%ymm3, %%ymm3, %%ymm3\n\t"
-        "vmovdqu 0(%[parts],%[k],2), %%ymm12\n\t" "vmovdqu 32(%[parts],%[k],2), %%ymm13\n\t"
-        "prefetcht0 0(%[w0],%[next])\n\t" "prefetcht0 64(%[w0],%[next])\n\t"
-        "vmovdqu 0(%[w0],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm0, %%ymm0\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm4, %%ymm4\n\t"
-        "vmovdqu 0(%[w1],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm1, %%ymm1\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm5, %%ymm5\n\t"
-        "vmovdqu 0(%[w2],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm2, %%ymm2\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm6, %%ymm6\n\t"
-        "vmovdqu 0(%[w3],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm3, %%ymm3\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm7, %%ymm7\n\t"
-        "vmovdqu 64(%[parts],%[k],2), %%ymm12\n\t" "vmovdqu 96(%[parts],%[k],2), %%ymm13\n\t"
-        "prefetcht0 128(%[w0],%[next])\n\t" "prefetcht0 192(%[w0],%[next])\n\t"
-        "vmovdqu 32(%[w0],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm0, %%ymm0\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm4, %%ymm4\n\t"
-        "vmovdqu 32(%[w1],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm1, %%ymm1\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm5, %%ymm5\n\t"
-        "vmovdqu 32(%[w2],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm2, %%ymm2\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm6, %%ymm6\n\t"
-        "vmovdqu 32(%[w3],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm3, %%ymm3\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm7, %%ymm7\n\t"
-        "vmovdqu 128(%[parts],%[k],2), %%ymm12\n\t" "vmovdqu 160(%[parts],%[k],2), %%ymm13\n\t"
-        "prefetcht0 256(%[w0],%[next])\n\t" "prefetcht0 320(%[w0],%[next])\n\t"
-        "vmovdqu 64(%[w0],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm0, %%ymm0\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm4, %%ymm4\n\t"
-        "vmovdqu 64(%[w1],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm1, %%ymm1\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm5, %%ymm5\n\t"
-        "vmovdqu 64(%[w2],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm2, %%ymm2\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm6, %%ymm6\n\t"
-        "vmovdqu 64(%[w3],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm3, %%ymm3\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm7, %%ymm7\n\t"
-        "vmovdqu 192(%[parts],%[k],2), %%ymm12\n\t" "vmovdqu 224(%[parts],%[k],2), %%ymm13\n\t"
-        "prefetcht0 384(%[w0],%[next])\n\t" "prefetcht0 448(%[w0],%[next])\n\t"
-        "vmovdqu 96(%[w0],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm0, %%ymm0\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm4, %%ymm4\n\t"
-        "vmovdqu 96(%[w1],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm1, %%ymm1\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm5, %%ymm5\n\t"
-        "vmovdqu 96(%[w2],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm2, %%ymm2\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm6, %%ymm6\n\t"
-        "vmovdqu 96(%[w3],%[k]), %%ymm14\n\t" "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm3, %%ymm3\n\t" "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm7, %%ymm7\n\t"
+        "vpxor %%ymm0, %%ymm0, %%ymm0\n\t" "vpxor %%ymm1, %%ymm1, %%ymm1\n\t"
+        "vpxor %%ymm2, %%ymm2, %%ymm2\n\t" "vpxor %%ymm3, %%ymm3, %%ymm3\n\t"
+/* the LO_STEPS steps of one int16 group, vector q at byte offsets 2 * IB * q (src's lo part; hi IB further),
+   4 * IB * q (the prefetch) and IB * q (the weights) */
+#define SB_ROW(t, h, wd) "vmovdqu " wd "(%[w" #t "],%[k]), %%ymm14\n\t"                                            \
+        "vpmaddubsw %%ymm14, %%ymm12, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm" #t ", %%ymm" #t "\n\t"                 \
+        "vpmaddubsw %%ymm14, %%ymm13, %%ymm15\n\t" "vpaddw %%ymm15, %%ymm" #h ", %%ymm" #h "\n\t"
+#define SB_STEP(lo, hi, f0, f1, wd) "vmovdqu " lo "(%[parts],%[k],2), %%ymm12\n\t"                                  \
+        "vmovdqu " hi "(%[parts],%[k],2), %%ymm13\n\t"                                                              \
+        "prefetcht0 " f0 "(%[w0],%[next])\n\t" "prefetcht0 " f1 "(%[w0],%[next])\n\t"                             \
+        SB_ROW(0, 4, wd) SB_ROW(1, 5, wd) SB_ROW(2, 6, wd) SB_ROW(3, 7, wd)
+        SB_STEP("0", "32", "0", "64", "0") SB_STEP("64", "96", "128", "192", "32")
+        SB_STEP("128", "160", "256", "320", "64") SB_STEP("192", "224", "384", "448", "96")
+#undef SB_STEP
+#undef SB_ROW
         "add $" SB_STR(LO_STEPS * IB) ", %[k]\n\t"
         "add $" SB_STR(4 * LO_STEPS * IB) ", %[next]\n\t"
         "vpmaddwd %[ones], %%ymm0, %%ymm0\n\t" "vpaddd %%ymm0, %[a0], %[a0]\n\t"
