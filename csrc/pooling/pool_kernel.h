@@ -202,26 +202,57 @@ SB_INLINE void pk_nhwc_pixel(const PK_T * src, size_t C, const pk_geometry * g, 
     }
 }
 
-/* 2D NHWC: every output pixel folds its window per channel. */
+/* Output pixels [dx0, dx1) of one row, all with column windows of width K starting at dx*strideX - padX. */
+SB_INLINE void pk_nhwc_run(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t R, size_t dx0,
+    size_t dx1, size_t K, float div, PK_T * out)
+{
+    for (size_t dx = dx0; dx < dx1; ++dx)
+        pk_nhwc_pixel(src, C, g, yb, R, dx * g->strideX - g->padX, K, div, out + dx * C);
+}
+
+/* One output pixel whose column window is clipped (or any, computed by pv_window). */
+static void pk_nhwc_clipped(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t R, size_t dx,
+    PK_T * out)
+{
+    size_t xb, xe;
+    pv_window(dx, g->strideX, g->padX, g->kernelX, g->srcW, &xb, &xe);
+    pk_nhwc_pixel(src, C, g, yb, R, xb, xe - xb, PK_AVERAGE ? pk_divisor(g, R, xe - xb) : 1.0f, out + dx * C);
+}
+
+/* 2D NHWC: every output pixel folds its window per channel. The columns whose windows lie inside the image are
+   found once per call and run with the window's shape fixed per row (unrolled for 3x3 and 2x2); only the border
+   columns compute their windows one by one. */
 static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
 {
+    const size_t W = g->srcW, sx = g->strideX, kx = g->kernelX, pad = g->padX;
+    /* Unclipped: dx*sx >= pad and dx*sx - pad + kx <= W, i.e. first <= dx < end; empty when none (or when the
+       bounds do not fit in size_t, so that dx*sx below cannot overflow either, or for a zero stride). */
+    size_t first = 0, end = 0, room;
+    if (sx != 0 && kx <= W && !__builtin_add_overflow(W - kx, pad, &room)) {
+        first = pad / sx + (pad % sx != 0);
+        end = room / sx + 1;
+        if (end > g->dstW)
+            end = g->dstW;
+        if (end < first)
+            end = first;
+    }
     for (size_t dy = 0; dy < g->dstH; ++dy) {
         size_t yb, ye;
         pv_window(dy, g->strideY, g->padY, g->kernelY, g->srcH, &yb, &ye);
         const size_t R = ye - yb;
-        for (size_t dx = 0; dx < g->dstW; ++dx) {
-            size_t xb, xe;
-            pv_window(dx, g->strideX, g->padX, g->kernelX, g->srcW, &xb, &xe);
-            const size_t K = xe - xb;
-            const float div = PK_AVERAGE ? pk_divisor(g, R, K) : 1.0f;
-            PK_T * out = dst + (dy * g->dstW + dx) * C;
-            if (R == 3 && K == 3)
-                pk_nhwc_pixel(src, C, g, yb, 3, xb, 3, div, out);
-            else if (R == 2 && K == 2)
-                pk_nhwc_pixel(src, C, g, yb, 2, xb, 2, div, out);
-            else
-                pk_nhwc_pixel(src, C, g, yb, R, xb, K, div, out);
-        }
+        PK_T * out = dst + dy * g->dstW * C;
+        const size_t left = first < g->dstW ? first : g->dstW;
+        for (size_t dx = 0; dx < left; ++dx)
+            pk_nhwc_clipped(src, C, g, yb, R, dx, out);
+        const float div = PK_AVERAGE ? pk_divisor(g, R, kx) : 1.0f;
+        if (R == 3 && kx == 3)
+            pk_nhwc_run(src, C, g, yb, 3, first, end, 3, div, out);
+        else if (R == 2 && kx == 2)
+            pk_nhwc_run(src, C, g, yb, 2, first, end, 2, div, out);
+        else
+            pk_nhwc_run(src, C, g, yb, R, first, end, kx, div, out);
+        for (size_t dx = end > left ? end : left; dx < g->dstW; ++dx)
+            pk_nhwc_clipped(src, C, g, yb, R, dx, out);
     }
 }
 
