@@ -309,10 +309,23 @@ static int avg_nchw_s2(const float * src, size_t C, const pk_geometry * geometry
 }
 #endif
 
+#if SB_ISA_AT_LEAST(3)
+/* NHWC at avx512bw runs the avx2 kernel: the same loops with 16-lane vectors measured 15% slower on a 64-channel
+   3x3/2 layer (112x112) and no faster on a 256-channel 2x2/2 one (56x56). */
+extern sb_pooling_average_fn sb_pooling_average_avx2;
+#endif
+
 void SB_FN(pooling_average)(const float * src, size_t srcC, size_t srcH, size_t srcW, size_t kernelY,
     size_t kernelX, size_t strideY, size_t strideX, size_t padY, size_t padX, float * dst, size_t dstH, size_t dstW,
     SimdBool excludePad, SimdTensorFormatType format)
 {
+#if SB_ISA_AT_LEAST(3)
+    if (format == SimdTensorFormatNhwc) {
+        sb_pooling_average_avx2(src, srcC, srcH, srcW, kernelY, kernelX, strideY, strideX, padY, padX, dst, dstH,
+            dstW, excludePad, format);
+        return;
+    }
+#endif
     pk_geometry g = {srcH, srcW, kernelY, kernelX, strideY, strideX, padY, padX, dstH, dstW, excludePad != 0};
 #if SB_ISA_AT_LEAST(2)
     if (format != SimdTensorFormatNhwc && avg_2x2_s2(src, srcC, &g, dst))
