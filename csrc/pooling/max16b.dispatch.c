@@ -43,6 +43,7 @@ typedef max16b_pair pk_nv;
 #define PK_NINIT ((max16b_pair){vset1(-INFINITY), vset1(-INFINITY)})
 #define PK_NFOLD(a, p) max16b_fold(a, p)
 #define PK_NSTORE(p, a, d) vstoreh_pairs(p, (a).even, (a).odd)
+#define PK_NHWC_UNROLL_2X2 1
 #endif
 #include "pooling/pool_kernel.h"
 
