@@ -399,8 +399,10 @@ enum {
     CALL_POOL_MAX16B = 2,  /* plan: n, src bytes, dst bytes, srcC, srcH, srcW, kY, kX, sY, sX, pY, pX, dstH, dstW,
                               format; arrays: src, dst */
     CALL_POOL_MAX8U = 3,   /* as CALL_POOL_MAX16B */
-    CALL_GATHER = 4,       /* plan: context, data bytes, index bytes, out bytes, index item size (4 or 8), srcCount;
-                              arrays: data, index, out. Every index must be in [-srcCount, srcCount). */
+    CALL_GATHER = 4,       /* plan: context, data bytes, index bytes, out bytes, index item size (4 or 8), srcCount,
+                              index checked; arrays: data, index, out. Every index must be in [-srcCount, srcCount):
+                              checked here unless the plan says the index is one checked before (a context's own
+                              read-only copy of its constant index, checked when it was copied). */
     CALL_INNER_LAYER = 5,  /* plan: rows, size, count, has bias; arrays: x, weight, bias or None, out */
     CALL_INNER_8I = 6,     /* plan: M, N, K, compatibility; arrays: src, weight, dst */
     CALL_CONV32F = 7,      /* plan: context, src bytes, buffer bytes (at least), dst bytes, zero dst first;
@@ -411,7 +413,7 @@ enum {
     CALL_KINDS = 10
 };
 #define MAX_ARRAYS 4
-static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 6, 4, 4, 5, 3, 6};
+static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 7, 4, 4, 5, 3, 6};
 static const int READS[CALL_KINDS] = {1, 1, 1, 1, 2, 3, 2, 1, 1, 2};
 static const int ARRAYS[CALL_KINDS] = {2, 2, 2, 2, 3, 4, 3, 3, 2, 4};
 
@@ -579,7 +581,7 @@ static PyObject *fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
             if (j != i && held[i] && held[j])
                 ok = !overlap(&views[i], &views[j]);
     if (ok && kind == CALL_GATHER)
-        ok = (p[4] == 4 || p[4] == 8) && indices_in_range(&views[1], p[4], p[5]);
+        ok = (p[4] == 4 || p[4] == 8) && (p[6] || indices_in_range(&views[1], p[4], p[5]));
     if (ok && kind == CALL_INNER_LAYER && p[3] != 0)
         ok = held[2];
     /* libraries whose kernels read dst before writing it (upstream's GEMM) get it zeroed, once every check passed */

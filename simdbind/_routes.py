@@ -4,6 +4,9 @@ A route is named after the catalogue entry that describes its defect (``simdbind
 by id). It is taken for a library when the library is not the bundled one (which has none of these defects) and the
 library's ``SimdVersion`` lies in the entry's ``versions``: the range is written once, in that data, and read here as
 data (never by importing the conformance suite's Python). A version that cannot be read is routed (the safe side).
+A route whose defect lives in the code of some ISAs only (``isas``, the ISAs the entry's ``when`` names) is taken
+only when the library dispatches to one of them: elsewhere the reshaped call could meet another ISA's deviation
+that the direct call does not have.
 
 The wrappers ask :meth:`Route.taken` (or the helpers below) and never look at the library's kind themselves.
 """
@@ -21,6 +24,7 @@ import numpy as np
 
 from simdbind._versions import VersionRange
 from simdbind.enums import Activation
+from simdbind.library import ISAS
 
 __all__ = ["Route", "ROUTES", "taken_among", "serialises_context_calls", "behind_zeros", "max32f_route", "upstream_max32f_route",
            "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b", "behind_gemm_guard",
@@ -55,15 +59,24 @@ class Route:
     entry: str
     family: str
     what: str  # what the route does instead of the direct call
+    isas: tuple[str, ...] = ()  # the ISAs whose code has the defect (as the entry's `when` names them); () for all
 
     def taken(self, library: Any) -> bool:
-        """Whether calls on `library` take this route (cached per library kind and version)."""
-        return _taken(self.family, self.entry, library.kind, getattr(library, "version", ""))
+        """Whether calls on `library` take this route (cached per library kind and version; the ISA asked last)."""
+        return _taken(self.family, self.entry, library.kind, getattr(library, "version", "")) and self._at(library)
+
+    def _at(self, library: Any) -> bool:
+        """Whether `library` dispatches to an ISA of `isas` (an unknown ISA: the safe side)."""
+        if not self.isas:
+            return True
+        isa = getattr(library, "isa", "unknown")
+        return isa in self.isas or isa not in ISAS
 
 
 def taken_among(library: Any, routes: tuple[Route, ...]) -> frozenset[Route]:
     """The routes of `routes` that calls on `library` take (one cached lookup: per-call wrappers use it)."""
-    return _taken_among(routes, library.kind, getattr(library, "version", ""))
+    taken = _taken_among(routes, library.kind, getattr(library, "version", ""))
+    return taken if not any(r.isas for r in taken) else frozenset(r for r in taken if r._at(library))
 
 
 @functools.cache
@@ -78,10 +91,12 @@ MAX32F_SOLID2X2_TAIL = Route("max32f-avx512-solid2x2-tail", "pooling",
                              "NHWC channels zero-padded until srcC * dstW is a multiple of 16")
 MAX32F_NCHW_SPECIAL_KERNELS = Route("max32f-nchw-special-kernels", "pooling",
                                     "2D NCHW computed in NHWC (same scan order per channel, same bits)")
-SOFTMAX32F_AVX2_SINGLE_ELEMENT = Route("softmax-avx2-single-element-slices-overrun", "elementwise",
-                                       "one slice of `outer` positions instead: the same softmax of one element each")
-SOFTMAX16B_AVX2_SINGLE_ELEMENT = Route("softmax16b-avx2-single-element-slices-overrun", "elementwise",
-                                       "one slice of `outer` positions instead: the same softmax of one element each")
+SOFTMAX32F_SINGLE_ELEMENT = Route("softmax-sse41-avx2-single-element-slices-overrun", "elementwise",
+                                  "one slice of `outer` positions instead: the same softmax of one element each",
+                                  ("sse41", "avx2"))
+SOFTMAX16B_SINGLE_ELEMENT = Route("softmax16b-sse41-avx2-single-element-slices-overrun", "elementwise",
+                                  "one slice of `outer` positions instead: the same softmax of one element each",
+                                  ("sse41", "avx2"))
 LRN_NHWC_SMALL_CHANNELS = Route("lrn-nhwc-small-channels", "elementwise", "NHWC computed through NCHW")
 LRN_NHWC_HALF2_WINDOW = Route("lrn-nhwc-half2-channel1-window", "elementwise", "NHWC computed through NCHW")
 IP32F_GEMM_READS_C = Route("ip32f-base-gemm-reads-c", "inner_product", "the output zeroed before Forward")
@@ -112,7 +127,7 @@ CONV32F_NHWC_GROUPED_WHOLE_IMAGE = Route("CONV32F-GEMMNN-NHWC-GROUPED-WHOLE-IMAG
                                          "the context created with stride 2: its one output is the same")
 
 ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS,
-          LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW, SOFTMAX32F_AVX2_SINGLE_ELEMENT, SOFTMAX16B_AVX2_SINGLE_ELEMENT,
+          LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW, SOFTMAX32F_SINGLE_ELEMENT, SOFTMAX16B_SINGLE_ELEMENT,
           IP32F_GEMM_READS_C, IP32F_TRANSB_M1_IDENTITY, IP32F_N1_TRANSB_CONST_BIAS, IP32F_TRANSB_READS_BEFORE_B,
           IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B, IP32F_AVX2_RESTRICT_RANGE_INVERTED,
           CONV32F_GEMM_READS_DST, CONV32F_GEMMNT_READS_BEFORE_SRC, CONV32F_ONE_CHANNEL_WIDE_KERNEL,
@@ -173,11 +188,11 @@ def b_guard_route(library: Any, M: int, K: int, trans_b: bool, activated: bool) 
 
 
 def softmax_dims(library: Any, bf16: bool, outer: int, count: int, inner: int) -> tuple[int, int, int]:
-    """The (outer, count, inner) to give `library`'s softmax. Upstream's AVX2 kernel for one-element slices
-    (count == inner == 1) writes outside dst from four of them on; as one slice of `outer` inner positions the
+    """The (outer, count, inner) to give `library`'s softmax. Upstream's SSE4.1 and AVX2 kernels for one-element
+    slices (count == inner == 1) write outside dst from four of them on; as one slice of `outer` inner positions the
     softmax is the same (each element alone) and takes the kernel for inner > 1."""
     if count == 1 and inner == 1 and outer >= 4:
-        route = SOFTMAX16B_AVX2_SINGLE_ELEMENT if bf16 else SOFTMAX32F_AVX2_SINGLE_ELEMENT
+        route = SOFTMAX16B_SINGLE_ELEMENT if bf16 else SOFTMAX32F_SINGLE_ELEMENT
         if route.taken(library):
             return 1, 1, outer
     return outer, count, inner

@@ -132,11 +132,13 @@ class GatherElements(NativeContext):
         self._fast_dtype = np.dtype(data_dtype) if not isinstance(data_dtype, str) else None
         size, count = math.prod(self.data_shape), math.prod(self.index_shape)
         address = c_address(self.library, "SimdSynetGatherElementsForward")
+        # With a constant index the plan is for that index alone (self._index, read-only, checked when copied): the
+        # per-call range check of the indices (0.45 ms for 614,656 int64 ones) is left out.
         self._fast_plan = None if not address else (
             CALL["CALL_GATHER"], address, pack_plan(
                 int(ffi.cast("uintptr_t", context)), size * _ITEM_SIZES[self.data_kind],
                 count * self.index_dtype.itemsize, count * _ITEM_SIZES[self.data_kind], self.index_dtype.itemsize,
-                self.src_count))
+                self.src_count, int(self._index is not None)))
         self._own(handle, isa=self.library.isa, serialised=True)
 
     # -- checks ----------------------------------------------------------------------------------------------

@@ -137,6 +137,31 @@ def test_a_prepared_call_computes_what_run_computes(descriptor):
                                            atol=1e-5, err_msg=f"{impl.name}: {descriptor}")
 
 
+def _arrays(result):
+    """The output arrays a prepared call returns (an array, or a tuple of them)."""
+    return list(result) if isinstance(result, tuple) else [result]
+
+
+@pytest.mark.parametrize("descriptor", __import__("simdbind.bench.overhead", fromlist=["x"]).DESCRIPTORS)
+def test_every_library_of_a_case_writes_into_the_same_output_arrays(descriptor):
+    """The harness hands each library one ReusedOutputs, rewound: so every prepared call, whichever Function builds
+    it, takes its outputs from there (the same arrays, the same placement against the inputs)."""
+    from simdbind.conformance.api import prepared
+    from simdbind.conformance.implementations import implementations
+    from simdbind.conformance.model import OUTPUTS, ReusedOutputs
+
+    case = case_from_descriptor(descriptor)
+    inputs = REGISTRY[case.function].inputs(case, case.rng(1))
+    shared = ReusedOutputs()
+    results = []
+    for impl in implementations(["bundled"], "base,sse41"):
+        shared.rewind()
+        results.append(_arrays(prepared(impl, case.function, case, {**inputs, OUTPUTS: shared})()))
+    first, second = results
+    assert len(first) == len(second) > 0
+    assert all(a is b or np.shares_memory(a, b) for a, b in zip(first, second)), descriptor
+
+
 def test_the_plot_writes_one_png_per_family(tmp_path):
     pytest.importorskip("matplotlib", reason="the plot needs matplotlib (an optional dependency)")
     from simdbind.bench import plot

@@ -430,6 +430,51 @@ def test_behind_gemm_guard_keeps_b_and_puts_zeros_where_upstream_reads_before_it
     assert not upstream_reads_before_b(1, 3, True) and not upstream_reads_before_b(4, 3, False)
 
 
+# -- inner_product_8i kernel paths at every ISA ---------------------------------------------------------------------
+# Shapes that reach each block of the kernels (vectors of 16 / 32 / 64 bytes): K below one vector, with a tail, whole
+# vectors, past the int16 accumulation groups of the M = 1 path (4 and 16 vectors) and past the 1024-long K blocks of
+# the M >= 2 path (whose partial sums add up in dst); N in whole and partial groups (of 4, of 6, of 12 rows); M = 1,
+# even and odd M (the rows left after blocks of 2 or 4), and M >= 12 (the AVX-512 panel path).
+_8I_K = [1, 7, 16, 31, 33, 64, 100, 513, 1023, 1024, 1025, 2100]
+_8I_MN = [(1, 1), (1, 3), (1, 4), (1, 9), (2, 6), (3, 5), (2, 12), (5, 13), (4, 18), (13, 25)]
+
+
+def _wrapped_int32(values):
+    return ((values + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int32)
+
+
+@pytest.mark.parametrize("K", _8I_K)
+def test_8i_kernel_paths_every_isa(bundled, K):
+    rng = np.random.default_rng(K)
+    for M, N in _8I_MN:
+        src = rng.integers(0, 256, (M, K), dtype=np.uint8)
+        weight = rng.integers(-128, 128, (N, K), dtype=np.int8)
+        exact = _wrapped_int32(src.astype(np.int64) @ weight.T.astype(np.int64))
+        saturated = reference.inner_product_8i(src, weight, False)
+        for isa in bundled.isas_supported:
+            with bundled.use_isa(isa):
+                np.testing.assert_array_equal(simdbind.inner_product_8i(src, weight, "precise", library=bundled),
+                                              exact, err_msg=f"{isa} precise M={M} N={N} K={K}")
+                np.testing.assert_array_equal(simdbind.inner_product_8i(src, weight, "overflow", library=bundled),
+                                              saturated, err_msg=f"{isa} overflow M={M} N={N} K={K}")
+
+
+@pytest.mark.parametrize("w", [-128, 127])
+@pytest.mark.parametrize("M", [1, 2, 3])
+def test_8i_precise_extremes_fill_every_partial_sum(bundled, M, w):
+    # 255 * w everywhere: the largest partial sums each kernel keeps in int16 or int32 before adding them up (the
+    # M = 1 path's int16 groups of the 5-bit and 3-bit parts of src are exactly full), over several groups and blocks.
+    K = 2 * 1024 + 48
+    src = np.full((M, K), 255, np.uint8)
+    weight = np.full((7, K), w, np.int8)
+    weight[1, ::3] = -w - 1  # mixed signs in one row
+    exact = _wrapped_int32(src.astype(np.int64) @ weight.T.astype(np.int64))
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            np.testing.assert_array_equal(simdbind.inner_product_8i(src, weight, "precise", library=bundled), exact,
+                                          err_msg=isa)
+
+
 # -- the GEMM behind a transposed B: packing by SB_W x SB_W transposes (4, 8, 16 floats by ISA) with scalar tails
 # along N and K, K blocks, the one-row kernel on packed weights; every activation with a bias, at every ISA ---------
 @pytest.mark.parametrize("M, N, K", [

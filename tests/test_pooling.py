@@ -350,3 +350,105 @@ def test_external_library_matches_bundled_on_a_shape_sweep(external, bundled, la
                         if not np.array_equal(got, expected):
                             differ.append((c, h, w, kernel, stride, pad, ceil))
     assert differ == []
+
+
+# -- kernel paths: NHWC channel blocks and border columns, the 2x2/2 NCHW average's rows, at every ISA --------------
+def _scan_order_average(x, kernel, stride, pads, layout, ceil, exclude):
+    """The documented float32 average: per window, 0 + taps in row-major order, then one division (not the
+    conformance reference, which sums in float64 and so admits a tolerance)."""
+    chw = x if layout == "nchw" else x.transpose(2, 0, 1)
+    (ky, kx), (sy, sx), ((top, bottom), (left, right)) = kernel, stride, pads
+    _, h, w = chw.shape
+    out_h = simdbind.pooling_output_size(h, ky, sy, top, bottom, ceil)
+    out_w = simdbind.pooling_output_size(w, kx, sx, left, right, ceil)
+    out = np.empty((chw.shape[0], out_h, out_w), np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for dy in range(out_h):
+            y0, y1 = max(0, dy * sy - top), min(h, dy * sy - top + ky)
+            for dx in range(out_w):
+                x0, x1 = max(0, dx * sx - left), min(w, dx * sx - left + kx)
+                acc = np.zeros(chw.shape[0], np.float32)
+                for y in range(y0, y1):
+                    for xx in range(x0, x1):
+                        acc = acc + chw[:, y, xx]
+                divisor = max(0, y1 - y0) * max(0, x1 - x0) if exclude else ky * kx
+                out[:, dy, dx] = acc / np.float32(divisor)
+    return out if layout == "nchw" else np.ascontiguousarray(out.transpose(1, 2, 0))
+
+
+def _assert_same_bits_or_both_nan(got, expected, where):
+    """Bit for bit, except that a NaN sum's sign and payload depend on which NaN operand the hardware keeps."""
+    same = (got.view(np.uint32) == expected.view(np.uint32)) | (np.isnan(got) & np.isnan(expected))
+    assert same.all(), (where, np.argwhere(~same)[:5])
+
+
+def _special_values(rng, shape, dtype):
+    """Inputs where the fold order shows: NaNs, both zeros, infinities, subnormals (bf16: their bit patterns)."""
+    if dtype == "uint8":
+        return rng.integers(0, 256, shape).astype(np.uint8)
+    if dtype == "uint16":
+        specials = np.array([0x0000, 0x8000, 0xFF80, 0x7F80, 0x7FC0, 0xFFC1, 0xFF7F, 0x0001], np.uint16)
+        values = rng.integers(0, 2**16, shape).astype(np.uint16)
+    else:
+        specials = f32([np.nan, -np.nan, 0.0, -0.0, np.inf, -np.inf, -FLT_MAX, 1e-45, -3e-39])
+        values = rng.uniform(-1, 1, shape).astype(np.float32)
+    pick = rng.random(shape) < 0.3
+    values[pick] = rng.choice(specials, size=int(pick.sum()))
+    return values
+
+
+# Chunk sizes are 4-16 floats, 8-16 bf16 (pairs at base/sse41/avx2) and 16-32 bytes, in blocks of 1, 2 or 4 chunks
+# with an overlapping or partial last one: these counts land on every boundary at every ISA.
+_CHANNELS = (1, 3, 5, 8, 12, 16, 17, 24, 31, 32, 33, 48, 63, 64, 65, 96, 127, 128, 129, 192, 257)
+# (height, width, kernel, stride, pad, ceil): interior columns with borders on both sides, clipped right windows
+# (ceil), asymmetric pads, a kernel wider than the image (no interior column), a generic window shape.
+_NHWC_GEOMETRIES = [
+    (7, 9, (3, 3), (2, 2), 1, False),
+    (6, 7, (2, 2), (2, 2), 0, True),
+    (5, 6, (3, 3), (1, 1), ((0, 2), (1, 0)), False),
+    (3, 4, (3, 5), (1, 2), ((1, 1), (2, 2)), True),
+    (5, 8, (2, 3), (3, 1), ((1, 0), (0, 2)), False),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "uint16", "uint8"])
+@pytest.mark.parametrize("geometry", _NHWC_GEOMETRIES, ids=lambda g: f"{g[0]}x{g[1]} k{g[2]} s{g[3]} p{g[4]} c{g[5]}")
+def test_nhwc_kernels_fold_in_scan_order_at_every_isa(bundled, dtype, geometry):
+    h, w, kernel, stride, pad, ceil = geometry
+    pads = simdbind._checks.pads(pad)
+    rng = np.random.default_rng(hash((h, w, kernel, stride, dtype)) % 2**32)
+    for c in _CHANNELS:
+        x = _special_values(rng, (h, w, c), dtype)
+        expected = reference.pooling_max(x, kernel, stride, pads, "nhwc", ceil)
+        averages = {e: _scan_order_average(x, kernel, stride, pads, "nhwc", ceil, e) for e in (False, True)} \
+            if dtype == "float32" else {}
+        floor = np.full((h, w, c), {"float32": -np.inf, "uint16": 0xFF80, "uint8": 0}[dtype], dtype)
+        floor_expected = reference.pooling_max(floor, kernel, stride, pads, "nhwc", ceil)  # -FLT_MAX, bf16 -inf, 0
+        for isa in bundled.isas_supported:
+            with bundled.use_isa(isa):
+                got = simdbind.pooling_max(x, kernel, stride=stride, pad=pad, layout="nhwc", ceil_mode=ceil,
+                                           library=bundled)
+                assert got.tobytes() == expected.tobytes(), (isa, c)
+                got = simdbind.pooling_max(floor, kernel, stride=stride, pad=pad, layout="nhwc", ceil_mode=ceil,
+                                           library=bundled)
+                assert got.tobytes() == floor_expected.tobytes(), (isa, c)
+                for exclude, average in averages.items():
+                    got = simdbind.pooling_average(x, kernel, stride=stride, pad=pad, exclude_pad=exclude,
+                                                   layout="nhwc", ceil_mode=ceil, library=bundled)
+                    _assert_same_bits_or_both_nan(got, average, (isa, c, exclude))
+
+
+@pytest.mark.parametrize("width", [16, 17, 26, 30, 33, 56, 70])
+def test_nchw_average_2x2_stride_2_rows_at_every_isa(bundled, width):
+    # Rows of 8 or more outputs end with an overlapping 8-step; widths 16..70 give 8..35 outputs, odd widths a
+    # column no window covers. Bits as the scan-order fold, including an all -0 window's +0.
+    rng = np.random.default_rng(width)
+    x = _special_values(rng, (3, 5, width), "float32")
+    x[0, :2, :2] = -0.0
+    for exclude in (False, True):
+        expected = _scan_order_average(x, (2, 2), (2, 2), ((0, 0), (0, 0)), "nchw", False, exclude)
+        assert expected[0, 0, 0] == 0 and not np.signbit(expected[0, 0, 0])
+        for isa in bundled.isas_supported:
+            with bundled.use_isa(isa):
+                got = simdbind.pooling_average(x, 2, stride=2, exclude_pad=exclude, library=bundled)
+                _assert_same_bits_or_both_nan(got, expected, (isa, exclude))

@@ -38,6 +38,25 @@ def test_each_route_is_taken_exactly_for_its_entrys_versions(route):
     assert route.taken(SimpleNamespace(kind="external", version="unknown"))  # unreadable: the safe side
 
 
+def _isas_named(when: str) -> set[str]:
+    """The ISAs that `isa == '...'` and `isa in (...)` name in a catalogue condition."""
+    named = set(re.findall(r"isa\s*==\s*'([a-z0-9]+)'", when))
+    for group in re.findall(r"isa\s+in\s+\(([^)]*)\)", when):
+        named |= set(re.findall(r"'([a-z0-9]+)'", group))
+    return named
+
+
+@pytest.mark.parametrize("route", [r for r in _routes.ROUTES if r.isas], ids=lambda r: r.entry)
+def test_a_route_of_some_isas_names_the_isas_of_its_entry_and_is_taken_only_there(route):
+    assert set(route.isas) == _isas_named(entry(route)["when"])
+    version = "7.1.162.0 (upstream)"
+    taken = {isa for isa in simdbind.library.ISAS
+             if route.taken(SimpleNamespace(kind="external", version=version, isa=isa))}
+    assert taken == set(route.isas)
+    assert route.taken(SimpleNamespace(kind="external", version=version, isa="unknown"))  # the safe side
+    assert not route.taken(SimpleNamespace(kind="bundled", version=version, isa=route.isas[0]))
+
+
 def test_no_wrapper_module_compares_the_library_kind():
     pattern = re.compile(r"""kind\s*[!=]=\s*["']bundled["']|["']bundled["']\s*[!=]=\s*kind""")
     found = [f"{path.name}:{number}" for path in sorted(PACKAGE.glob("*.py"))
@@ -349,8 +368,8 @@ UPSTREAM = os.environ.get("SIMD_LIBRARY")
 ROUTED_EXAMPLES = [_routes.CONV32F_ONE_CHANNEL_WIDE_KERNEL, _routes.CONV32F_ONE_CHANNEL_NON_SQUARE,
                    _routes.CONV32F_IM2COL_MIDDLE_GATHER, _routes.IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B,
                    _routes.CONV32F_GEMMNT_NCHW_1X1_PAD, _routes.CONV32F_STRIDE3_ONE_INPUT_CHANNEL,
-                   _routes.CONV32F_NHWC_GROUPED_WHOLE_IMAGE, _routes.SOFTMAX32F_AVX2_SINGLE_ELEMENT,
-                   _routes.SOFTMAX16B_AVX2_SINGLE_ELEMENT]
+                   _routes.CONV32F_NHWC_GROUPED_WHOLE_IMAGE, _routes.SOFTMAX32F_SINGLE_ELEMENT,
+                   _routes.SOFTMAX16B_SINGLE_ELEMENT]
 
 
 @pytest.mark.skipif(not UPSTREAM, reason="needs an upstream build in SIMD_LIBRARY")
@@ -414,6 +433,7 @@ def test_a_and_a_constant_transposed_b_reach_upstream_behind_zeros_where_the_ent
 
 
 @pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+@pytest.mark.parametrize("isa", ["sse41", "avx2", "avx512bw"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("shape, axis, routed_shape", [
     ((4, 1), 1, (1, 1, 4)),  # the catalogue's example: four one-element slices
@@ -422,19 +442,21 @@ def test_a_and_a_constant_transposed_b_reach_upstream_behind_zeros_where_the_ent
     ((4, 1, 2), 1, None),  # inner > 1
     ((4, 2), 1, None),  # count > 1
 ])
-def test_one_element_softmax_slices_reach_upstream_as_one_slice_on_the_entries_versions(version, dtype, shape, axis,
-                                                                                       routed_shape):
+def test_one_element_softmax_slices_reach_upstream_as_one_slice_on_the_entries_versions_and_isas(
+        version, isa, dtype, shape, axis, routed_shape):
     ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 arrays need ml_dtypes")
     name = "SimdSynetSoftmax16b" if dtype == "bfloat16" else "SimdSynetSoftmax32f"
-    route = _routes.SOFTMAX16B_AVX2_SINGLE_ELEMENT if dtype == "bfloat16" else _routes.SOFTMAX32F_AVX2_SINGLE_ELEMENT
+    route = _routes.SOFTMAX16B_SINGLE_ELEMENT if dtype == "bfloat16" else _routes.SOFTMAX32F_SINGLE_ELEMENT
     x = np.random.default_rng(9).uniform(-2, 2, shape).astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float32)
     library = _RecordingLibrary(as_upstream(version), name)
+    library.isa = isa  # the ISA upstream dispatches to
     got = simdbind.softmax(x, axis=axis, library=library)
     [(_, (_, outer, count, inner, _))] = library.calls
     outer_all = int(np.prod(shape[:axis]))
     inner_all = int(np.prod(shape[axis + 1:]))
     natural = (outer_all, shape[axis], inner_all)
-    assert (outer, count, inner) == (routed_shape if routed_shape and _taken_on(route, version) else natural)
+    routed = routed_shape and _taken_on(route, version) and isa in ("sse41", "avx2")
+    assert (outer, count, inner) == (routed_shape if routed else natural)
     exponent = np.exp(x.astype(np.float64) - x.astype(np.float64).max(axis=axis, keepdims=True))
     np.testing.assert_allclose(np.asarray(got, np.float64), exponent / exponent.sum(axis=axis, keepdims=True),
                                rtol=1e-2 if dtype == "bfloat16" else 1e-6)

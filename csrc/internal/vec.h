@@ -340,4 +340,17 @@ SB_INLINE vf vload_even(const float * p) { return SB_EVEN(vload(p), vload(p + SB
 SB_INLINE vf vload_odd(const float * p) { return SB_ODD(vload(p), vload(p + SB_W), SB_W); }
 #endif
 
+/* bf16 in pairs: 2*SB_W elements as SB_W 32-bit words, element 2i in the low half of word i and 2i+1 in the high
+   half. Each half widens exactly to float32 with one shift or one mask and no lane crossing, where vbf16_to_f32
+   needs a widening move per SB_W elements; vstoreh_pairs joins them back. Its narrowing truncates: exact only for
+   floats that are bf16 values already (the low 16 bits zero), such as a maximum of widened bf16 elements. */
+typedef uint32_t vu_mem2 __attribute__((vector_size(SB_W * 4), aligned(2), may_alias));
+SB_INLINE vu vloadh_pairs(const uint16_t * p) { return *(const vu_mem2 *)p; }
+SB_INLINE vf vbf16_even(vu w) { return (vf)(w << 16); }
+SB_INLINE vf vbf16_odd(vu w) { return (vf)(w & 0xFFFF0000u); }
+SB_INLINE void vstoreh_pairs(uint16_t * p, vf even, vf odd)
+{
+    *(vu_mem2 *)p = ((vu)even >> 16) | ((vu)odd & 0xFFFF0000u);
+}
+
 #endif /* SB_VEC_H */

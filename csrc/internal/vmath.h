@@ -250,7 +250,9 @@ SB_INLINE vf vlog(vf x)
 }
 
 /* erf: |x| < 0.921875: x + x * P(x^2); else sign(x) * (1 - exp(Q(|x|) - x^2)) with Q ~ log(erfc(x)) + x^2, |x| <= 4.
-   Each branch is computed only when some lane of the vector needs it. */
+   A vector whose lanes are all small takes the first branch alone; any other computes both and blends them, without
+   a branch on whether some lane is small: on mixed data that one mispredicts (measured at avx512 on 4M floats of
+   the benchmark's inputs: 0.36 ns per element with it, 0.27 without; tanh below: 0.42 and 0.22). */
 SB_INLINE vf sb_vm_erf_small(vf x)
 {
     vf x2 = x * x;
@@ -275,14 +277,11 @@ SB_INLINE vf verf(vf x)
     vi is_small = ax < vset1(0.921875f);                  /* false for NaN */
     if (sb_vm_all(is_small))
         return sb_vm_erf_small(x);
-    vf large = sb_vm_erf_large(x, ax);
-    if (sb_vm_any(is_small))
-        large = sb_vm_select_lt(ax, vset1(0.921875f), sb_vm_erf_small(x), large);
-    return large;
+    return sb_vm_select_lt(ax, vset1(0.921875f), sb_vm_erf_small(x), sb_vm_erf_large(x, ax));
 }
 
 /* tanh: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh == 1).
-   Each branch is computed only when some lane of the vector needs it. */
+   Branches as erf's. */
 SB_INLINE vf sb_vm_tanh_small(vf x)
 {
     vf x2 = x * x;
@@ -301,9 +300,7 @@ SB_INLINE vf vtanh(vf x)
     } else {
         /* NaN stays NaN through the min (its second operand) and the exponential */
         vf e = sb_vm_exp_in_range(vset1(2.0f) * vmin(vset1(10.0f), ax));
-        y = vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f));
-        if (sb_vm_any(is_small))
-            y = sb_vm_select_lt(ax, vset1(0.625f), sb_vm_tanh_small(x), y);
+        y = sb_vm_select_lt(ax, vset1(0.625f), sb_vm_tanh_small(x), vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f)));
     }
     /* copysign also keeps tanh(-0) == -0, which the polynomial loses (-0 * negative == +0) */
     return sb_vm_copysign(y, x);

@@ -121,61 +121,140 @@ static void pk_nchw_plane(const PK_T * src, size_t planes, const pk_geometry * g
     }
 }
 
-/* 2D NHWC: every output pixel folds its window per channel, PK_L channels per vector. */
+/* NHWC folds PK_NL channels at a time in a pk_nv. By default one PK_V of PK_L channels; a type whose elements
+   widen (bf16) defines its own, wider chunk so that no lane crosses a 128-bit lane. The includer may define:
+     PK_NL, pk_nv, PK_NINIT, PK_NFOLD(a, p) (a folded with the PK_NL elements at p), PK_NSTORE(p, a, d). */
+#ifndef PK_NL
+#define PK_NL PK_L
+typedef PK_V pk_nv;
+#define PK_NINIT PK_INIT_V
+#define PK_NFOLD(a, p) PK_OP_V(a, PK_LOAD(p))
+#define PK_NSTORE(p, a, d) PK_STORE(p, a, d)
+#endif
+
+/* N (1, 2 or 4) chunks of channels from p (the window's first pixel, channel offset included) folded over the
+   window's R rows (row stride rs) of K pixels (pixel stride C), in scan order per channel, and stored at out. N,
+   and R and K for the unrolled shapes, are constants after inlining, so the accumulators stay in registers. */
+SB_INLINE void pk_nhwc_chunks(const PK_T * p, size_t rs, size_t C, size_t R, size_t K, size_t N, float div,
+    PK_T * out)
+{
+    pk_nv a0 = PK_NINIT, a1 = PK_NINIT, a2 = PK_NINIT, a3 = PK_NINIT;
+    for (size_t y = 0; y < R; ++y)
+        for (size_t x = 0; x < K; ++x) {
+            const PK_T * q = p + y * rs + x * C;
+            a0 = PK_NFOLD(a0, q);
+            if (N > 1) a1 = PK_NFOLD(a1, q + PK_NL);
+            if (N > 2) a2 = PK_NFOLD(a2, q + 2 * PK_NL), a3 = PK_NFOLD(a3, q + 3 * PK_NL);
+        }
+    PK_NSTORE(out, a0, div);
+    if (N > 1) PK_NSTORE(out + PK_NL, a1, div);
+    if (N > 2) PK_NSTORE(out + 2 * PK_NL, a2, div), PK_NSTORE(out + 3 * PK_NL, a3, div);
+}
+
+/* Fewer than PK_NL channels from c on (c = 0 when the image has fewer channels than a chunk): PK_V vectors, the
+   last one overlapping the previous when it can. Where C < PK_L, a full-width load where the image has PK_L
+   elements left (the extra lanes hold neighbouring pixels and are never stored), a partial one at its end. Stored
+   lanes see exactly the same fold either way. */
+static void pk_nhwc_rest(const PK_T * src, size_t C, size_t c, const pk_geometry * g, size_t yb, size_t ye,
+    size_t xb, size_t xe, float div, PK_T * out)
+{
+    const size_t W = g->srcW, total = g->srcH * W * C;
+    for (; c < C; c += PK_L) {
+        if (c + PK_L > C && C >= PK_L)
+            c = C - PK_L; /* overlap the previous vector: same values, written again */
+        PK_V a = PK_INIT_V;
+        for (size_t y = yb; y < ye; ++y)
+            for (size_t x = xb; x < xe; ++x) {
+                const size_t at = (y * W + x) * C + c;
+                a = PK_OP_V(a, at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C - c));
+            }
+        if (c + PK_L > C) {
+            PK_STORE_N(out + c, a, div, C - c);
+            return;
+        }
+        PK_STORE(out + c, a, div);
+    }
+}
+
+/* Every channel of one output pixel whose window is rows [yb, yb + R) and columns [xb, xb + K). */
+SB_INLINE void pk_nhwc_pixel(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t R, size_t xb,
+    size_t K, float div, PK_T * out)
+{
+    const size_t rs = g->srcW * C;
+    const PK_T * p = src + yb * rs + xb * C;
+    size_t c = 0;
+    for (; c + 4 * PK_NL <= C; c += 4 * PK_NL)
+        pk_nhwc_chunks(p + c, rs, C, R, K, 4, div, out + c);
+    if (c + 2 * PK_NL <= C) {
+        pk_nhwc_chunks(p + c, rs, C, R, K, 2, div, out + c);
+        c += 2 * PK_NL;
+    }
+    if (c + PK_NL <= C) {
+        pk_nhwc_chunks(p + c, rs, C, R, K, 1, div, out + c);
+        c += PK_NL;
+    }
+    if (c < C) {
+        if (C >= PK_NL) /* the last chunk again, overlapping: same values, written again */
+            pk_nhwc_chunks(p + C - PK_NL, rs, C, R, K, 1, div, out + C - PK_NL);
+        else
+            pk_nhwc_rest(src, C, c, g, yb, yb + R, xb, xb + K, div, out);
+    }
+}
+
+/* Output pixels [dx0, dx1) of one row, all with column windows of width K starting at dx*strideX - padX. */
+SB_INLINE void pk_nhwc_run(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t R, size_t dx0,
+    size_t dx1, size_t K, float div, PK_T * out)
+{
+    for (size_t dx = dx0; dx < dx1; ++dx)
+        pk_nhwc_pixel(src, C, g, yb, R, dx * g->strideX - g->padX, K, div, out + dx * C);
+}
+
+/* One output pixel whose column window is clipped (or any, computed by pv_window). */
+static void pk_nhwc_clipped(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t R, size_t dx,
+    PK_T * out)
+{
+    size_t xb, xe;
+    pv_window(dx, g->strideX, g->padX, g->kernelX, g->srcW, &xb, &xe);
+    pk_nhwc_pixel(src, C, g, yb, R, xb, xe - xb, PK_AVERAGE ? pk_divisor(g, R, xe - xb) : 1.0f, out + dx * C);
+}
+
+/* 2D NHWC: every output pixel folds its window per channel. The columns whose windows lie inside the image are
+   found once per call and run with the window's shape fixed per row (unrolled for 3x3, and for 2x2 where the
+   includer defines PK_NHWC_UNROLL_2X2: on a 256-channel float32 layer the unrolled 2x2 measured 5-10% slower than
+   the loop, on bf16 pairs 6% faster); only the border columns compute their windows one by one. */
 static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
 {
-    const size_t W = g->srcW;
+    const size_t W = g->srcW, sx = g->strideX, kx = g->kernelX, pad = g->padX;
+    /* Unclipped: dx*sx >= pad and dx*sx - pad + kx <= W, i.e. first <= dx < end; empty when none (or when the
+       bounds do not fit in size_t, so that dx*sx below cannot overflow either, or for a zero stride). */
+    size_t first = 0, end = 0, room;
+    if (sx != 0 && kx <= W && !__builtin_add_overflow(W - kx, pad, &room)) {
+        first = pad / sx + (pad % sx != 0);
+        end = room / sx + 1;
+        if (end > g->dstW)
+            end = g->dstW;
+        if (end < first)
+            end = first;
+    }
     for (size_t dy = 0; dy < g->dstH; ++dy) {
         size_t yb, ye;
         pv_window(dy, g->strideY, g->padY, g->kernelY, g->srcH, &yb, &ye);
-        for (size_t dx = 0; dx < g->dstW; ++dx) {
-            size_t xb, xe;
-            pv_window(dx, g->strideX, g->padX, g->kernelX, W, &xb, &xe);
-            const float div = PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f;
-            (void)div; /* only the average's PK_STORE uses it */
-            PK_T * out = dst + (dy * g->dstW + dx) * C;
-            size_t c = 0;
-            for (; c + 4 * PK_L <= C; c += 4 * PK_L) {
-                PK_V a0 = PK_INIT_V, a1 = PK_INIT_V, a2 = PK_INIT_V, a3 = PK_INIT_V;
-                for (size_t y = yb; y < ye; ++y)
-                    for (size_t x = xb; x < xe; ++x) {
-                        const PK_T * p = src + (y * W + x) * C + c;
-                        a0 = PK_OP_V(a0, PK_LOAD(p));
-                        a1 = PK_OP_V(a1, PK_LOAD(p + PK_L));
-                        a2 = PK_OP_V(a2, PK_LOAD(p + 2 * PK_L));
-                        a3 = PK_OP_V(a3, PK_LOAD(p + 3 * PK_L));
-                    }
-                PK_STORE(out + c, a0, div);
-                PK_STORE(out + c + PK_L, a1, div);
-                PK_STORE(out + c + 2 * PK_L, a2, div);
-                PK_STORE(out + c + 3 * PK_L, a3, div);
-            }
-            for (; c < C; c += PK_L) {
-                if (c + PK_L > C) {
-                    if (C >= PK_L)
-                        c = C - PK_L; /* overlap the previous vector: same values, written again */
-                    else {
-                        /* Fewer channels than lanes: a full-width load where the image has PK_L elements left
-                           (the extra lanes hold neighbouring pixels and are never stored), a partial one at the
-                           end of the image. Stored lanes see exactly the same fold either way. */
-                        const size_t total = g->srcH * W * C;
-                        PK_V a = PK_INIT_V;
-                        for (size_t y = yb; y < ye; ++y)
-                            for (size_t x = xb; x < xe; ++x) {
-                                const size_t at = (y * W + x) * C + c;
-                                a = PK_OP_V(a, at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C - c));
-                            }
-                        PK_STORE_N(out + c, a, div, C - c);
-                        break;
-                    }
-                }
-                PK_V a = PK_INIT_V;
-                for (size_t y = yb; y < ye; ++y)
-                    for (size_t x = xb; x < xe; ++x)
-                        a = PK_OP_V(a, PK_LOAD(src + (y * W + x) * C + c));
-                PK_STORE(out + c, a, div);
-            }
-        }
+        const size_t R = ye - yb;
+        PK_T * out = dst + dy * g->dstW * C;
+        const size_t left = first < g->dstW ? first : g->dstW;
+        for (size_t dx = 0; dx < left; ++dx)
+            pk_nhwc_clipped(src, C, g, yb, R, dx, out);
+        const float div = PK_AVERAGE ? pk_divisor(g, R, kx) : 1.0f;
+        if (R == 3 && kx == 3)
+            pk_nhwc_run(src, C, g, yb, 3, first, end, 3, div, out);
+#ifdef PK_NHWC_UNROLL_2X2
+        else if (R == 2 && kx == 2)
+            pk_nhwc_run(src, C, g, yb, 2, first, end, 2, div, out);
+#endif
+        else
+            pk_nhwc_run(src, C, g, yb, R, first, end, kx, div, out);
+        for (size_t dx = end > left ? end : left; dx < g->dstW; ++dx)
+            pk_nhwc_clipped(src, C, g, yb, R, dx, out);
     }
 }
 

@@ -13,11 +13,13 @@
 SB_INLINE void pv_window(size_t d, size_t stride, size_t pad, size_t kernel, size_t size, size_t * begin,
     size_t * end)
 {
-    if (d != 0 && stride > (SIZE_MAX - kernel) / d) { /* starts beyond any addressable image */
+    size_t first, last; /* both shifted by +pad */
+    /* d*stride + kernel overflows: the window starts beyond any addressable image. Checked with the overflow
+       builtins, not a division: this runs once per output pixel of the NHWC loops. */
+    if (__builtin_mul_overflow(d, stride, &first) || __builtin_add_overflow(first, kernel, &last)) {
         *begin = *end = size;
         return;
     }
-    size_t first = d * stride, last = first + kernel; /* both shifted by +pad, no overflow */
     size_t b = first > pad ? first - pad : 0, e = last > pad ? last - pad : 0;
     if (b > size) b = size;
     if (e > size) e = size;

@@ -5,7 +5,8 @@ each thread count, it measures every implementation: the bundled library at each
 (:class:`~simdbind.conformance.implementations.LibraryImplementation`), what the family adds (the raw cffi call,
 two Python threads), the peers (any implementation of the conformance API: the installed entry points or
 ``--impl`` selectors) and, for a memory-bound case, the memcpy bound (the same bytes copied). Each one's inputs are
-the case's, made once by its Function's ``inputs(case, rng)``; what is timed is the implementation's ``prepare``
+the case's, made once by its Function's ``inputs(case, rng)``, and so are the output arrays the libraries write
+(one :class:`~simdbind.conformance.model.ReusedOutputs` per case); what is timed is the implementation's ``prepare``
 call (:func:`simdbind.conformance.api.prepared`).
 
 Per implementation: a calibrated number of calls per sample (so that a sample lasts at least ``min_time``), one
@@ -34,7 +35,7 @@ import numpy as np
 from simdbind.bench.cases import Listed, Work, family_module, work
 from simdbind.conformance.api import Unsupported, prepared
 from simdbind.conformance.implementations import LibraryImplementation, SelectionError, entry_point_names, resolve
-from simdbind.conformance.model import REGISTRY
+from simdbind.conformance.model import OUTPUTS, REGISTRY, ReusedOutputs
 from simdbind.conformance.runner import DEFAULT_SEED
 
 #: Clocks: "wall" (time.perf_counter, the default) or "thread" (CPU time of the calling thread: ignores the time
@@ -341,6 +342,9 @@ def _run_case(item: Listed, module: Any, libraries: Sequence[LibraryImplementati
     case, function = item.case, item.case.function
     amount: Work = work(case, item.family)
     inputs = REGISTRY[function].inputs(case, case.rng(seed))
+    # One set of output arrays for every library: each writes where the others do, so no library's time carries the
+    # luck of its own arrays' placement (dst against src modulo 4 KiB moved eltwise at 64 K floats by 10%).
+    outputs = ReusedOutputs()
 
     def new(implementation: str, kind: str, library: LibraryImplementation | None = None) -> Measurement:
         return Measurement(case.descriptor, item.family, function, amount.unit, amount.amount, implementation, kind,
@@ -362,7 +366,8 @@ def _run_case(item: Listed, module: Any, libraries: Sequence[LibraryImplementati
             if library is not None:
                 entry.setup = lambda library=library: _activate(library)
                 _activate(library)
-            call = prepared(implementation, function, case, dict(inputs))
+            outputs.rewind()
+            call = prepared(implementation, function, case, {**inputs, OUTPUTS: outputs})
             call()  # an Unsupported found from the inputs shows here; and the first touch of the outputs
             entry.call = call
         except Unsupported as error:

@@ -317,8 +317,12 @@ class Function:
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
         """A zero-argument call computing what :meth:`run` computes, for repeated calls (``simdbind bench``): what
         does not depend on the data is done once here. Default: :meth:`run` writing into the same output arrays at
-        every call; a function overrides it with its wrapper call alone (contexts and outputs made once)."""
-        outputs = ReusedOutputs()
+        every call; a function overrides it with its wrapper call alone (contexts and outputs made once). Outputs
+        come from :meth:`output`: a benchmark that hands every implementation the same :class:`ReusedOutputs` in
+        ``inputs`` has them all write into the same arrays (the same placement relative to the inputs)."""
+        outputs = inputs.get(OUTPUTS)
+        if not isinstance(outputs, ReusedOutputs):
+            outputs = ReusedOutputs()
         data = {**inputs, OUTPUTS: outputs}
 
         def call() -> Any:

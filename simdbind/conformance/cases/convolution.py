@@ -456,7 +456,7 @@ class Convolution32f(Function):
             src.shape, p["dst_c"], p["kernel"], stride=p["stride"], dilation=p["dilation"], pad=p["pad"],
             group=p["groups"], activation=p["activation"], params=inputs["params"], layout=case.layout,
             weight=inputs["weight"], bias=inputs["bias"], library=library)
-        out = np.empty(conv.out_shape, np.float32)
+        out = self.output(inputs, conv.out_shape)
         buffer = np.empty(max(conv.external_buffer_size, 1), np.float32)
         return lambda: conv.forward(src, out=out, buffer=buffer)
 

@@ -72,7 +72,7 @@ class Eltwise(Function):
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
         """The wrapper call alone (its arguments and output made once): what a benchmark of the call times."""
         arrays, op, weights = inputs["arrays"], case.params["op"], inputs["weights"]
-        out = np.empty(case.params["size"], np.float32)
+        out = self.output(inputs, (case.params["size"],))
         return lambda: simdbind.eltwise(arrays, op, weights, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -208,7 +208,7 @@ class Unary(Function):
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
         """The wrapper call alone (the output made once; "not" gives float32 bits, not the uint32 view)."""
         x, op = inputs["x"], case.params["op"]
-        out = np.empty_like(x)
+        out = self.output(inputs, x.shape)
         return lambda: simdbind.unary(x, op, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -301,7 +301,7 @@ class Softmax(Function):
 
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
         x = inputs["x"]
-        out = np.empty_like(x)
+        out = self.output(inputs, x.shape)
         return lambda: simdbind.softmax(x, axis=1, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -337,7 +337,7 @@ class Softmax16b(Function):
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
         """The wrapper call alone: bf16 bits out (run's widening to float32 for the comparison is left out)."""
         x = inputs["x"]
-        out = np.empty_like(x)
+        out = self.output(inputs, x.shape, x.dtype)
         return lambda: simdbind.softmax(x, axis=1, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -420,7 +420,7 @@ class Lrn(Function):
         if case.params["direct"]:
             return super().prepare(library, case, inputs)
         x, half, k, layout = inputs["x"], case.params["half"], inputs["k"], case.layout
-        out = np.empty_like(x)
+        out = self.output(inputs, x.shape)
         return lambda: simdbind.lrn(x, half, k, layout, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -486,7 +486,7 @@ class Shuffle(Function):
         p = case.params
         channels = (p["channels0"], p["channels1"]) if p["type"] == 1 else None
         first, second = self.reference(case, inputs)
-        out = (np.empty(first.shape, np.float32), np.empty(second.shape, np.float32))
+        out = (self.output(inputs, first.shape), self.output(inputs, second.shape))
         x0, x1, kind, layout = inputs["x0"], inputs["x1"], p["type"], case.layout
         return lambda: simdbind.shuffle(x0, x1, kind, layout, channels=channels, out=out, library=library)
 

@@ -119,7 +119,7 @@ class GatherElementsCases(Function):
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
         """The outputs (and a constant index's context) made once; each call gathers from both data arrays."""
         data, idx, axis = inputs["data"], inputs["indices"], case.params["axis"]
-        pairs = [(d, np.empty(idx.shape, d.dtype)) for d in data]
+        pairs = [(d, self.output(inputs, idx.shape, d.dtype)) for d in data]
         if not case.params["const"]:
             return lambda: tuple(simdbind.gather_elements(d, idx, axis, out=out, library=library) for d, out in pairs)
         context = simdbind.GatherElements(data[0].dtype, idx.dtype, data[0].shape, idx.shape, axis, index=idx,

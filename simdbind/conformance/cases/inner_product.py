@@ -196,7 +196,7 @@ class InnerProduct32f(Function):
         ip = simdbind.InnerProduct32f(M, N, K, trans_b=p["trans_b"], const_b=p["const_b"], bias=inputs["bias"],
                                       activation=p["activation"], params=inputs["params"],
                                       weight=inputs["B"][0] if p["const_b"] else None, library=library)
-        calls = [(inputs["A"][i], None if p["const_b"] else inputs["B"][i], np.empty((M, N), np.float32))
+        calls = [(inputs["A"][i], None if p["const_b"] else inputs["B"][i], self.output(inputs, (M, N)))
                  for i in range(p["calls"])]
         if len(calls) == 1:
             (a, b, out), = calls
@@ -302,7 +302,7 @@ class InnerProductLayerForward(Function):
 
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
         x, weight, bias = inputs["x"], inputs["weight"], inputs["bias"]
-        out = np.empty(x.shape[:-1] + (weight.shape[0],), np.float32)
+        out = self.output(inputs, x.shape[:-1] + (weight.shape[0],))
         return lambda: simdbind.inner_product(x, weight, bias, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -377,7 +377,7 @@ class InnerProduct8i(Function):
 
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
         src, weight, compatibility = inputs["src"], inputs["weight"], case.params["compatibility"]
-        out = np.empty((src.shape[0], weight.shape[0]), np.int32)
+        out = self.output(inputs, (src.shape[0], weight.shape[0]), np.int32)
         return lambda: simdbind.inner_product_8i(src, weight, compatibility, out=out, emulate_precise=False,
                                                  library=library)
 

@@ -228,7 +228,7 @@ class _Pooling(Function):
         if p["direct"]:
             return super().prepare(library, case, inputs)
         kernel, stride, pads = self._geometry(case)
-        out = self._out(case, {"x": x})
+        out = self._out(case, inputs)
         arguments = dict(stride=stride, pad=pads, layout=case.layout, ceil_mode=p["ceil"], out=out, library=library)
         if self.name == "pooling_average":
             arguments["exclude_pad"] = p["exclude"]
