@@ -420,18 +420,18 @@ def test_init_returning_null_is_an_error_naming_the_rules(bundled):
 
 
 def test_bundled_init_rejects_what_upstream_crashes_on(bundled):
-    """The C Init itself refuses stride 0, kernel 0, a group not dividing the channels and activation 11 (NULL),
-    so even a caller bypassing the wrapper cannot reach a division by zero."""
+    """The C Init itself refuses stride 0, kernel 0, a group not dividing the channels, activation 11, empty
+    dimensions and a batch of 0 (NULL), so even a caller bypassing the wrapper cannot reach a division by zero."""
     ffi, lib = bundled.ffi, bundled.lib
     good = dict(srcC=8, srcH=9, srcW=10, srcT=0, srcF=0, dstC=16, dstH=7, dstW=8, dstT=0, dstF=0, kernelY=3,
                 kernelX=3, dilationY=1, dilationX=1, strideY=1, strideX=1, padY=0, padX=0, padH=0, padW=0, group=1,
                 activation=0)
 
-    def init(**changes):
+    def init(batch=1, **changes):
         conv = ffi.new("SimdConvolutionParameters *")
         for key, value in {**good, **changes}.items():
             setattr(conv, key, value)
-        ctx = lib.SimdSynetConvolution32fInit(1, conv)
+        ctx = lib.SimdSynetConvolution32fInit(batch, conv)
         if ctx != ffi.NULL:
             lib.SimdRelease(ctx)
             return True
@@ -440,7 +440,8 @@ def test_bundled_init_rejects_what_upstream_crashes_on(bundled):
     assert init()
     for changes in (dict(strideY=0), dict(kernelX=0), dict(dilationY=0), dict(group=3), dict(group=0),
                     dict(activation=11), dict(dstH=8), dict(dstW=0), dict(dstF=1), dict(srcF=2, dstF=2),
-                    dict(srcT=7), dict(dstT=1)):
+                    dict(srcT=7), dict(dstT=1), dict(srcC=0), dict(srcH=0), dict(srcW=0), dict(dstC=0),
+                    dict(batch=0)):
         assert not init(**changes), changes
 
 

@@ -127,6 +127,8 @@ def _grid() -> Iterable[tuple[dict[str, Any], tuple[str, ...]]]:
     # Wide rows at stride 2: paired loads (stride 2, NCHW) up to the last vector that fits in the row.
     for w, k, d, p in ((45, 3, 1, 1), (50, 5, 2, (0, 3, 1, 2)), (67, 2, 1, 0)):
         yield g(5, 9, w, 5, k, stride=2, dilation=d, pad=p, group=5), CI
+    # Wide rows at stride 3: whole vectors of outputs through the general strided path (20 outputs a row).
+    yield g(5, 9, 60, 5, 3, stride=3, pad=1, group=5), CI
     # 3x3 depthwise register blocks (dilation 1, stride 1 or 2 along x): rows paired at stride 1, pairs of vectors
     # and a last vector moved back, border columns on either side, channel tails, strides that differ by axis.
     for c, h, w, s, p in ((5, 6, 37, 1, 1), (19, 7, 64, 2, 1), (6, 5, 70, (2, 1), (1, 0, 2, 1)),
