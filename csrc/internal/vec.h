@@ -72,7 +72,7 @@ SB_INLINE void vstream_fence(void)
 #endif
 }
 
-/* Floats before p + head is aligned for vstream (0 .. SB_W - 1), or SB_W when p is not even float-aligned. */
+/* How many floats from p to the first address vstream takes (0 .. SB_W - 1); SB_W when p is not float-aligned. */
 SB_INLINE size_t vstream_head(const float * p)
 {
     const uintptr_t a = (uintptr_t)p, bytes = SB_W * sizeof(float);
