@@ -82,3 +82,33 @@ def test_the_bundled_library_carries_no_debug_information() -> None:
     names = _elf_section_names(bundled_path())
     assert ".text" in names  # the reader found the real section table
     assert [n for n in names if n.startswith(".debug")] == [], f"{bundled_path()} has debug sections"
+
+
+def test_an_isa_a_kernel_source_is_not_built_for_runs_the_nearest_variant_below(tmp_path: Path) -> None:
+    """SB_VARIANT's choice: a missing avx512vnni variant falls back to avx512bw, a missing avx512bw one (a source
+    listed for base..avx2 only, as max8u is) to avx2; a present variant runs itself."""
+    program = tmp_path / "variant.c"
+    program.write_text('''#include "internal/dispatch.h"
+#include <stdio.h>
+static void base(void) {} static void sse41(void) {} static void avx2(void) {} static void bw(void) {}
+static void vnni(void) {}
+typedef void fn(void);
+int main(void)
+{
+    fn * const full[SB_ISA_COUNT] = {base, sse41, avx2, bw, vnni};
+    fn * const no_vnni[SB_ISA_COUNT] = {base, sse41, avx2, bw, 0};
+    fn * const to_avx2[SB_ISA_COUNT] = {base, sse41, avx2, 0, 0};
+    int wrong = 0;
+    for (int isa = 0; isa < SB_ISA_COUNT; ++isa) {
+        wrong += SB_VARIANT(full, isa) != full[isa];
+        wrong += SB_VARIANT(no_vnni, isa) != (isa == SB_ISA_AVX512VNNI ? bw : full[isa]);
+        wrong += SB_VARIANT(to_avx2, isa) != (isa >= SB_ISA_AVX512BW ? avx2 : full[isa]);
+    }
+    printf("%d\\n", wrong);
+    return wrong != 0;
+}
+''')
+    binary = tmp_path / "variant"
+    subprocess.run([*_compiler(), "-std=gnu11", f"-I{CSRC}", str(program), "-o", str(binary)], check=True)
+    result = subprocess.run([str(binary)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and result.stdout.strip() == "0", result.stdout

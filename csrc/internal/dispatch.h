@@ -28,14 +28,16 @@ int sb_isa(void);
 /* SB_KERNEL(name, signature): kernel `name` has the type of `signature`, a function type or a function whose type
    it shares (an exported one). Written once for both sides: a kernel unit declares its own ISA's variant, so a
    definition that drifts from the signature fails to compile; elsewhere every variant is declared, for SB_TABLE.
-   A kernel source built for no ISA above avx512bw has no avx512vnni variant: that declaration is weak, its address
-   is NULL, and SB_VARIANT runs the avx512bw variant instead. */
+   A kernel source need not be built for the AVX-512 ISAs: those two declarations are weak, a variant the source
+   does not list has the address NULL, and SB_VARIANT runs the nearest variant below it instead (avx512vnni falls
+   back to avx512bw, avx512bw to avx2). */
 #define SB_KERNEL(name, signature) typedef __typeof__(signature) sb_##name##_fn; SB_KERNEL_VARIANTS_(name)
 #if defined(SB_SUFFIX)
 #define SB_KERNEL_VARIANTS_(name) extern sb_##name##_fn SB_CAT2(sb_##name, SB_SUFFIX)
 #elif SB_X86
 #define SB_KERNEL_VARIANTS_(name) \
-    extern sb_##name##_fn sb_##name##_base, sb_##name##_sse41, sb_##name##_avx2, sb_##name##_avx512bw; \
+    extern sb_##name##_fn sb_##name##_base, sb_##name##_sse41, sb_##name##_avx2; \
+    extern sb_##name##_fn sb_##name##_avx512bw __attribute__((weak, visibility("hidden"))); \
     extern sb_##name##_fn sb_##name##_avx512vnni __attribute__((weak, visibility("hidden")))
 #else
 #define SB_KERNEL_VARIANTS_(name) extern sb_##name##_fn sb_##name##_base
@@ -50,11 +52,14 @@ int sb_isa(void);
 #endif
 
 /* The variant of a table for ISA `isa` (isa evaluated once), and for the ISA selected now. */
-static inline int sb_variant_isa(int has_avx512vnni, int isa)
+static inline int sb_variant_isa(int has_avx512bw, int has_avx512vnni, int isa)
 {
-    return isa == SB_ISA_AVX512VNNI && !has_avx512vnni ? SB_ISA_AVX512BW : isa;
+    if (isa == SB_ISA_AVX512VNNI && !has_avx512vnni)
+        isa = SB_ISA_AVX512BW;
+    return isa == SB_ISA_AVX512BW && !has_avx512bw ? SB_ISA_AVX2 : isa;
 }
-#define SB_VARIANT(table, isa) ((table)[sb_variant_isa((table)[SB_ISA_AVX512VNNI] != 0, (isa))])
+#define SB_VARIANT(table, isa) \
+    ((table)[sb_variant_isa((table)[SB_ISA_AVX512BW] != 0, (table)[SB_ISA_AVX512VNNI] != 0, (isa))])
 #define SB_PICK(table) SB_VARIANT(table, sb_isa())
 
 /* Contexts: every object returned by an ...Init starts with this header so that SimdRelease can free any of them. */

@@ -7,19 +7,6 @@
 #include "simd_synet.h"
 #include "pooling/pool_window.h"
 
-#if SB_ISA_AT_LEAST(3)
-/* avx512bw runs the avx2 kernel: with 64-byte vectors the same loops measured 10-15% slower on both benchmark
-   layers (64x112x112 3x3/2 and 256x56x56 2x2/2, NHWC), and a byte maximum gains nothing else from AVX-512. */
-extern sb_pooling_max8u_fn sb_pooling_max8u_avx2;
-
-void SB_FN(pooling_max8u)(const uint8_t * src, size_t srcC, size_t srcH, size_t srcW, size_t kernelY,
-    size_t kernelX, size_t strideY, size_t strideX, size_t padY, size_t padX, uint8_t * dst, size_t dstH,
-    size_t dstW, SimdTensorFormatType format)
-{
-    sb_pooling_max8u_avx2(src, srcC, srcH, srcW, kernelY, kernelX, strideY, strideX, padY, padX, dst, dstH, dstW,
-        format);
-}
-#else
 SB_INLINE vb vloadb_n(const uint8_t * p, size_t n) { vb v = {0}; memcpy(&v, p, n); return v; }
 SB_INLINE void vstoreb_n(uint8_t * p, vb v, size_t n) { memcpy(p, &v, n); }
 
@@ -51,4 +38,3 @@ void SB_FN(pooling_max8u)(const uint8_t * src, size_t srcC, size_t srcH, size_t 
     pk_geometry g = {srcH, srcW, kernelY, kernelX, strideY, strideX, padY, padX, dstH, dstW, 0};
     pk_pool2d(src, srcC, &g, dst, format == SimdTensorFormatNhwc);
 }
-#endif
