@@ -62,7 +62,7 @@ class Route:
     isas: tuple[str, ...] = ()  # the ISAs whose code has the defect (as the entry's `when` names them); () for all
 
     def taken(self, library: Any) -> bool:
-        """Whether calls on `library` take this route (cached per library kind and version; the ISA asked last)."""
+        """Whether calls on `library` take this route (the version range is looked up once per kind and version)."""
         return _taken(self.family, self.entry, library.kind, getattr(library, "version", "")) and self._at(library)
 
     def _at(self, library: Any) -> bool:
