@@ -20,7 +20,8 @@
  *   NaN input gives NaN output in every function.
  *
  * The polynomial coefficients were fitted for this file (weighted minimax on Chebyshev nodes, float64), then
- * rounded to float32 and checked in float32 arithmetic.
+ * rounded to float32 and checked in float32 arithmetic; tools/fit_pieces.py fits and prints the AVX-512 tables of
+ * erf and tanh.
  */
 #ifndef SB_VMATH_H
 #define SB_VMATH_H
@@ -59,7 +60,8 @@ SB_INLINE vf sb_vm_copysign(vf magnitude, vf sign)
 }
 
 
-/* AVX-512 instructions that do a whole step in one (scalef, getexp/getmant, fixupimm, rcp14), in native avx512bw
+/* AVX-512 instructions that do a whole step in one (scalef, getexp/getmant, fixupimm, rcp14, the 32-entry permute
+   of erf's and tanh's tables), in native avx512bw
    units only: the emulation build (target.h, SB_EMULATED_UNIT) runs the generic code at 16 lanes instead. */
 #if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
 #define SB_VM_AVX512 1
@@ -67,26 +69,10 @@ SB_INLINE vf sb_vm_copysign(vf magnitude, vf sign)
 #define SB_VM_AVX512 0
 #endif
 
-/* a < b ? t : f per lane, the comparison going straight to a mask register at AVX-512 (the generic vselect
-   materialises it as a vector first: three instructions instead of two). */
-SB_INLINE vf sb_vm_select_lt(vf a, vf b, vf t, vf f)
-{
-#if SB_VM_AVX512
-    return (vf)_mm512_mask_blend_ps(_mm512_cmp_ps_mask((__m512)a, (__m512)b, _CMP_LT_OQ), (__m512)f, (__m512)t);
-#else
-    return vselect(a < b, t, f);
-#endif
-}
-
 /* x + x (a quiet NaN) where x is NaN, else y. */
 SB_INLINE vf sb_vm_nan_through(vf x, vf y)
 {
-#if SB_VM_AVX512
-    return (vf)_mm512_mask_add_ps((__m512)y, _mm512_cmp_ps_mask((__m512)x, (__m512)x, _CMP_UNORD_Q), (__m512)x,
-        (__m512)x);
-#else
     return vselect(x != x, x + x, y);
-#endif
 }
 
 /* 1 if every lane of a comparison mask is set. */
@@ -102,17 +88,6 @@ SB_INLINE int sb_vm_all(vi mask)
     int all = 1;
     for (int i = 0; i < SB_W; ++i) all &= mask[i] != 0;
     return all;
-#endif
-}
-
-/* 1 if a < b in every lane (NaN compares false); at AVX-512 straight from the mask register, where sb_vm_all on a
-   vector comparison would first materialise it as a vector and test that (three instructions instead of one). */
-SB_INLINE int sb_vm_all_lt(vf a, vf b)
-{
-#if SB_VM_AVX512
-    return _mm512_cmp_ps_mask((__m512)a, (__m512)b, _CMP_LT_OQ) == 0xffff;
-#else
-    return sb_vm_all(a < b);
 #endif
 }
 
@@ -261,41 +236,57 @@ SB_INLINE vf vlog(vf x)
 }
 
 #if SB_VM_AVX512
-/* At AVX-512, one piecewise polynomial for every |x|, without the two branches and their blend: a = min(|x|, 3.93)
-   (erf rounds to 1 from 3.9192 on), piece k = round(8a) of 32, a degree-4 polynomial P_k in t = a - k/8 (|t| <= 1/16)
-   whose coefficients are looked up by one two-table permute each:
-       k < 8:   erf = a + a * P_k(t)   (P_k ~ erf(a)/a - 1: relative accuracy down to the subnormals)
-       k >= 8:  erf = 1 - P_k(t)       (P_k ~ erfc(a) <= 0.18, whose rounding stays well below 1's ulp)
-   Each piece errs by at most 0.71 ulp in the fit. sb_vm_erf_pieces[j][k] is coefficient j of piece k, printed by
-   tools/fit_erf_pieces.py. */
+/* At AVX-512, erf and tanh are one piecewise polynomial each, for every |x|: no branch on the size of |x|, no
+   exponential, no division. For a = |x| clamped to where f rounds to 1, piece k = round(a * scale) of 32 holds a
+   polynomial P_k in t = a - k * width (|t| <= width / 2), each coefficient looked up by one two-table permute:
+       k < small:   f = a + a * P_k(t)   (P_k ~ f(a)/a - 1: relative accuracy down to the subnormals, f(0) = 0)
+       k >= small:  f = 1 - P_k(t)       (P_k ~ 1 - f(a), whose rounding stays well below 1's ulp)
+   table[j][k] is coefficient j of piece k; tools/fit_pieces.py fits and prints the tables, with each piece's error.
+   k and t need no division: k's float is round(a * scale) + 1.5 * 2^23, whose low 5 bits index the permute, and
+   t = a - k * width is exact (k * width has few bits; Sterbenz). NaN stays NaN (the clamp's min returns its second
+   operand) and takes the second form: 1 - NaN. */
+SB_INLINE vf sb_vm_pieces(vf x, float high, float scale, float width, const float (*table)[32], int degree,
+    int small)
+{
+    const __m512 magic = _mm512_set1_ps(12582912.0f);
+    __m512 a = _mm512_min_ps(_mm512_set1_ps(high), (__m512)vabs(x));
+    __m512 kb = _mm512_fmadd_ps(a, _mm512_set1_ps(scale), magic);
+    __m512i k = _mm512_castps_si512(kb);
+    __m512 t = _mm512_fmadd_ps(_mm512_sub_ps(kb, magic), _mm512_set1_ps(-width), a);
+#define SB_VM_COEFFICIENT(j) _mm512_permutex2var_ps(_mm512_load_ps(table[j]), k, _mm512_load_ps(table[j] + 16))
+    __m512 p = SB_VM_COEFFICIENT(degree);
+    for (int j = degree - 1; j >= 0; --j)
+        p = _mm512_fmadd_ps(p, t, SB_VM_COEFFICIENT(j));
+#undef SB_VM_COEFFICIENT
+    __mmask16 below = _mm512_cmplt_epi32_mask(k, _mm512_set1_epi32(0x4B400000 + small)); /* k < small */
+    __m512 y = _mm512_fmadd_ps(p, _mm512_mask_mov_ps(_mm512_set1_ps(-1.0f), below, a),
+        _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), below, a));
+    return sb_vm_copysign((vf)y, x);                                 /* odd; also f(-0) == -0 */
+}
+
+/* erf: 32 pieces of width 1/8, degree 4, to 3.93 (erf rounds to 1 from 3.9192 on); at most 0.71 ulp in the fit. */
 static const float sb_vm_erf_pieces[5][32] __attribute__((aligned(64))) = {
     {0.128379166f, 0.122529641f, 0.10530556f, 0.0776450932f, 0.0409997553f, -0.00281458837f, -0.0517924875f, -0.103914216f, 0.157299206f, 0.111611769f, 0.0770998746f, 0.0518299267f, 0.0338948518f, 0.0215562675f, 0.0133283287f, 0.00800994225f, 0.0046777348f, 0.00265402929f, 0.00146271661f, 0.000782938208f, 0.000406952022f, 0.000205375734f, 0.000100621925f, 4.78548427e-05f, 2.20904985e-05f, 9.89673572e-06f, 4.30277987e-06f, 1.81528173e-06f, 7.43098497e-07f, 2.95140268e-07f, 1.13727296e-07f, 4.25140705e-08f},
-    {2.11537682e-07f, -0.0931548551f, -0.181165561f, -0.259445876f, -0.324434102f, -0.373897165f, -0.407035083f, -0.424389303f, -0.415107816f, -0.31827426f, -0.236521348f, -0.170359924f, -0.118930362f, -0.0804722682f, -0.0527749658f, -0.0335457735f, -0.0206669234f, -0.0123407608f, -0.00714226812f, -0.00400643796f, -0.002178255f, -0.00114785496f, -0.000586264068f, -0.000290220109f, -0.000139248194f, -6.47559282e-05f, -2.9187524e-05f, -1.27509575e-05f, -5.39903385e-06f, -2.21573077e-06f, -8.81344192e-07f, -3.39792877e-07f},
+    {2.11537696e-07f, -0.0931548551f, -0.181165561f, -0.259445876f, -0.324434102f, -0.373897165f, -0.407035083f, -0.424389303f, -0.415107816f, -0.31827426f, -0.236521348f, -0.170359924f, -0.118930362f, -0.0804722682f, -0.0527749658f, -0.0335457735f, -0.0206669234f, -0.0123407608f, -0.00714226812f, -0.00400643796f, -0.002178255f, -0.00114785496f, -0.000586264068f, -0.000290220109f, -0.000139248194f, -6.47559282e-05f, -2.9187524e-05f, -1.27509575e-05f, -5.39903385e-06f, -2.21573077e-06f, -8.81344192e-07f, -3.39792877e-07f},
     {-0.376138985f, -0.365647942f, -0.335350335f, -0.288497925f, -0.229913503f, -0.165263876f, -0.100218475f, -0.0397284515f, 0.415108949f, 0.358058006f, 0.295648605f, 0.234245405f, 0.178397328f, 0.130766749f, 0.092356354f, 0.062898539f, 0.0413341559f, 0.026224304f, 0.0160701759f, 0.00951537397f, 0.00544568757f, 0.00301315892f, 0.00161224895f, 0.000834395643f, 0.000417752657f, 0.000202366748f, 9.48621528e-05f, 4.30358305e-05f, 1.88973463e-05f, 8.0323689e-06f, 3.30520129e-06f, 1.3163492e-06f},
-    {0.000283353584f, 0.0552821793f, 0.104548641f, 0.142764241f, 0.166651845f, 0.17511487f, 0.169158936f, 0.151480243f, -0.138034865f, -0.162150353f, -0.167305171f, -0.157786772f, -0.13867873f, -0.114830442f, -0.0901891217f, -0.0674970895f, -0.0482867025f, -0.0330984704f, -0.0217766091f, -0.0137713589f, -0.00837998372f, -0.00491104694f, -0.00277386419f, -0.00151090941f, -0.000794072344f, -0.000402841368f, -0.000197345536f, -9.33845949e-05f, -4.26975857e-05f, -1.88676677e-05f, -8.05963646e-06f, -3.32303489e-06f},
+    {0.000283353555f, 0.0552821793f, 0.104548641f, 0.142764241f, 0.166651845f, 0.17511487f, 0.169158936f, 0.151480243f, -0.138034865f, -0.162150353f, -0.167305171f, -0.157786772f, -0.13867873f, -0.114830442f, -0.0901891217f, -0.0674970895f, -0.0482867025f, -0.0330984704f, -0.0217766091f, -0.0137713589f, -0.00837998372f, -0.00491104694f, -0.00277386419f, -0.00151090941f, -0.000794072344f, -0.000402841368f, -0.000197345536f, -9.33845949e-05f, -4.26975857e-05f, -1.88676677e-05f, -8.05963646e-06f, -3.32303489e-06f},
     {0.110614732f, 0.106995039f, 0.0887766704f, 0.0631580129f, 0.032283742f, 0.00185257872f, -0.0245915391f, -0.0447596796f, -0.0695005283f, -0.0279974043f, 0.00664518774f, 0.0302626174f, 0.044131536f, 0.0497968234f, 0.0480428673f, 0.0422203578f, 0.0344051123f, 0.0263559166f, 0.0191038083f, 0.0131482091f, 0.00863854401f, 0.00542624015f, 0.00326767168f, 0.00188862532f, 0.00104875769f, 0.000560277782f, 0.000288097945f, 0.000142754623f, 6.81698148e-05f, 3.14011486e-05f, 1.39551594e-05f, 6.13603424e-06f},
 };
 
-SB_INLINE vf verf(vf x)
-{
-    const __m512 magic = _mm512_set1_ps(12582912.0f);
-    __m512 a = _mm512_min_ps(_mm512_set1_ps(3.93f), (__m512)vabs(x)); /* NaN stays NaN: min's second operand */
-    __m512 kb = _mm512_fmadd_ps(a, _mm512_set1_ps(8.0f), magic);     /* low 5 bits: k */
-    __m512i k = _mm512_castps_si512(kb);
-    __m512 t = _mm512_fmadd_ps(_mm512_sub_ps(kb, magic), _mm512_set1_ps(-0.125f), a); /* exact (Sterbenz) */
-#define SB_VM_PIECE(j) _mm512_permutex2var_ps(_mm512_load_ps(sb_vm_erf_pieces[j]), k, \
-        _mm512_load_ps(sb_vm_erf_pieces[j] + 16))
-    __m512 p = _mm512_fmadd_ps(SB_VM_PIECE(4), t, SB_VM_PIECE(3));
-    p = _mm512_fmadd_ps(p, t, SB_VM_PIECE(2));
-    p = _mm512_fmadd_ps(p, t, SB_VM_PIECE(1));
-    p = _mm512_fmadd_ps(p, t, SB_VM_PIECE(0));
-#undef SB_VM_PIECE
-    /* k < 8 exactly when a < 0.9375 (8a = 7.5 rounds to 8) */
-    __mmask16 small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.9375f), _CMP_LT_OQ);
-    __m512 y = _mm512_fmadd_ps(p, _mm512_mask_mov_ps(_mm512_set1_ps(-1.0f), small, a),
-        _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), small, a));
-    return sb_vm_copysign((vf)y, x);                                 /* also erf(-0) == -0 */
-}
+SB_INLINE vf verf(vf x) { return sb_vm_pieces(x, 3.93f, 8.0f, 0.125f, sb_vm_erf_pieces, 4, 8); }
+
+/* tanh: 30 pieces of width 5/16, degree 5, to 9.1 (tanh rounds to 1 from 9.0109 on); at most 0.88 ulp in the
+   fit. 3.2f is not 1/width exactly, so the pieces are fitted 1e-5 beyond their ends. */
+static const float sb_vm_tanh_pieces[6][32] __attribute__((aligned(64))) = {
+    {3.59265229e-10f, -0.0313288718f, -0.112640433f, -0.216990367f, 0.151716352f, 0.0841754526f, 0.0459547378f, 0.0248633027f, 0.0133857019f, 0.00718720537f, 0.00385346939f, 0.00206446205f, 0.00110555731f, 0.000591914228f, 0.000316872465f, 0.000169622086f, 9.07957437e-05f, 4.86004828e-05f, 2.60142588e-05f, 1.3924513e-05f, 7.45327907e-06f, 3.9894594e-06f, 2.13540579e-06f, 1.14300099e-06f, 6.11804467e-07f, 3.27475391e-07f, 1.75284953e-07f, 9.38232816e-08f, 5.02199846e-08f, 2.68808193e-08f, 0.0f, 0.0f},
+    {-1.66066329e-07f, -0.192973763f, -0.311904639f, -0.343328685f, -0.28041485f, -0.161265403f, -0.0897976384f, -0.0491084196f, -0.0265922267f, -0.0143227549f, -0.00769208977f, -0.00412466237f, -0.00220989226f, -0.00118347816f, -0.000633644464f, -0.000339215389f, -0.000181583237f, -9.7198601e-05f, -5.20278372e-05f, -2.78488315e-05f, -1.49065017e-05f, -7.97890334e-06f, -4.27080704e-06f, -2.28600061e-06f, -1.22360859e-06f, -6.54950668e-07f, -3.50569877e-07f, -1.87646549e-07f, -1.00439962e-07f, -5.37616351e-08f, 0.0f, 0.0f},
+    {-0.333320886f, -0.262389183f, -0.115386456f, 0.00513497368f, 0.237876698f, 0.147692785f, 0.0856715143f, 0.0478870831f, 0.0262360722f, 0.0142196501f, 0.00766235916f, 0.00411610538f, 0.00220741797f, 0.00118276395f, 0.000633431948f, 0.000339153514f, 0.000181563606f, 9.71925256e-05f, 5.2025578e-05f, 2.78480311e-05f, 1.49061352e-05f, 7.97878511e-06f, 4.27073928e-06f, 2.28595627e-06f, 1.22359143e-06f, 6.54939811e-07f, 3.50565131e-07f, 1.87643437e-07f, 1.00438335e-07f, 5.3761898e-08f, 0.0f, 0.0f},
+    {-0.000341891136f, 0.137073815f, 0.156070784f, 0.0956179649f, -0.108314373f, -0.0815049782f, -0.0518022664f, -0.0303273797f, -0.017020978f, -0.0093432609f, -0.00506882323f, -0.00273271743f, -0.00146837323f, -0.000787571073f, -0.000422026234f, -0.000226028074f, -0.000121021061f, -6.47892302e-05f, -3.46822962e-05f, -1.85649569e-05f, -9.93736467e-06f, -5.31912474e-06f, -2.84715361e-06f, -1.52396944e-06f, -8.15724945e-07f, -4.36626777e-07f, -2.33710438e-07f, -1.25096165e-07f, -6.69594442e-08f, -3.58418362e-08f, 0.0f, 0.0f},
+    {0.13759084f, 0.0669462755f, -0.028063627f, -0.055255428f, 0.0120233623f, 0.0252073314f, 0.0208310001f, 0.0136391176f, 0.00807266869f, 0.00455443934f, 0.00250587077f, 0.00136084191f, 0.000734395813f, 0.000394631817f, 0.000211847495f, 0.000113464819f, 6.07986985e-05f, 3.2543594e-05f, 1.74284833e-05f, 9.32732019e-06f, 4.99395264e-06f, 2.67148789e-06f, 1.43037471e-06f, 7.65965126e-07f, 4.09801004e-07f, 2.19411689e-07f, 1.17409627e-07f, 6.28641743e-08f, 3.36477584e-08f, 1.78257178e-08f, 0.0f, 0.0f},
+    {-0.0245786104f, -0.0684916377f, -0.0415606797f, 0.00247641793f, 0.0194274131f, 0.000441189797f, -0.00457775313f, -0.00424726866f, -0.00286022481f, -0.0017132936f, -0.000970940629f, -0.000535570201f, -0.000290635275f, -0.000157196555f, -8.43572925e-05f, -4.52442291e-05f, -2.42837086e-05f, -1.29956015e-05f, -6.9589837e-06f, -3.72664158e-06f, -1.99488704e-06f, -1.06892287e-06f, -5.71874637e-07f, -3.06342741e-07f, -1.6394165e-07f, -8.77466135e-08f, -4.6943569e-08f, -2.51288323e-08f, -1.34422216e-08f, -8.07357381e-09f, 0.0f, 0.0f},
+};
+
+SB_INLINE vf vtanh(vf x) { return sb_vm_pieces(x, 9.1f, 3.2f, 0.3125f, sb_vm_tanh_pieces, 5, 4); }
 #else
 /* erf elsewhere: |x| < 0.921875: x + x * P(x^2); else sign(x) * (1 - exp(Q(|x|) - x^2)) with Q ~ log(erfc(x)) + x^2, |x| <= 4.
    A vector whose lanes are all small takes the first branch alone; any other computes both and blends them, without
@@ -322,13 +313,13 @@ SB_INLINE vf sb_vm_erf_large(vf x, vf ax)
 SB_INLINE vf verf(vf x)
 {
     vf ax = vabs(x);
-    if (sb_vm_all_lt(ax, vset1(0.921875f)))
+    vi is_small = ax < vset1(0.921875f);                  /* false for NaN */
+    if (sb_vm_all(is_small))
         return sb_vm_erf_small(x);
-    return sb_vm_select_lt(ax, vset1(0.921875f), sb_vm_erf_small(x), sb_vm_erf_large(x, ax));
+    return vselect(is_small, sb_vm_erf_small(x), sb_vm_erf_large(x, ax));
 }
-#endif
 
-/* tanh: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh == 1).
+/* tanh elsewhere: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh == 1).
    Branches as erf's. */
 SB_INLINE vf sb_vm_tanh_small(vf x)
 {
@@ -341,17 +332,19 @@ SB_INLINE vf sb_vm_tanh_small(vf x)
 SB_INLINE vf vtanh(vf x)
 {
     vf ax = vabs(x);
+    vi is_small = ax < vset1(0.625f);                     /* false for NaN */
     vf y;
-    if (sb_vm_all_lt(ax, vset1(0.625f))) {
+    if (sb_vm_all(is_small)) {
         y = sb_vm_tanh_small(x);
     } else {
         /* NaN stays NaN through the min (its second operand) and the exponential */
         vf e = sb_vm_exp_in_range(vset1(2.0f) * vmin(vset1(10.0f), ax));
-        y = sb_vm_select_lt(ax, vset1(0.625f), sb_vm_tanh_small(x), vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f)));
+        y = vselect(is_small, sb_vm_tanh_small(x), vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f)));
     }
     /* copysign also keeps tanh(-0) == -0, which the polynomial loses (-0 * negative == +0) */
     return sb_vm_copysign(y, x);
 }
+#endif
 
 /* The lanes of y where |x| > 6000 replaced by the C library's sinf/cosf. Out of line and cold: a call inlined into a
    kernel's loop makes the compiler keep the loop's constants on the stack (every vector register is caller-saved). */
