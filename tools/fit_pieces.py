@@ -1,10 +1,12 @@
 """Fit the piecewise tables of csrc/internal/vmath.h (the AVX-512 erf and tanh) and print them as C.
 
-    python tools/fit_pieces.py erf     # each piece's error, then the initializer of sb_vm_erf_pieces
-    python tools/fit_pieces.py tanh    # the same for sb_vm_tanh_pieces
+    python tools/fit_pieces.py erf       # each piece's error, then the initializer of the AVX-512 sb_vm_erf_pieces
+    python tools/fit_pieces.py tanh      # the same for the AVX-512 sb_vm_tanh_pieces
+    python tools/fit_pieces.py erf-avx2  # the AVX2 sb_vm_erf_pieces (8 pieces: one vpermps per coefficient)
 
-For a = |x| clamped to `high` (where f rounds to 1), piece k = round(a / width) of at most 32 covers
-[(k - 1/2) width, (k + 1/2) width] and holds a polynomial P_k of `degree` in t = a - k * width:
+For a = |x| clamped to `high` (where f rounds to 1), piece k = min(round(a / width), pieces - 1) covers
+[(k - 1/2) width, (k + 1/2) width] (the last one up to `high`) and holds a polynomial P_k of `degree` in
+t = a - k * width:
     k < small:   f(a) = a + a * P_k(t),  P_k ~ f(a)/a - 1  (relative accuracy down to the subnormals, f(0) = 0)
     k >= small:  f(a) = 1 - P_k(t),      P_k ~ 1 - f(a)    (small enough that its rounding stays below 1's ulp)
 Where 1/width is not a float the kernel's k can be a neighbour's at a piece's end, so pieces are then fitted a little
@@ -24,9 +26,6 @@ from typing import Callable
 
 import numpy as np
 
-PIECES = 32  # one two-table permute (vpermt2ps) per coefficient
-
-
 @dataclass(frozen=True)
 class Spec:
     f: Callable[[float], float]
@@ -35,6 +34,7 @@ class Spec:
     degree: int
     small: int
     high: float
+    pieces: int  # the table's row length: 32 at AVX-512 (vpermt2ps), 8 at AVX2 (vpermps)
 
     @property
     def margin(self) -> float:
@@ -42,18 +42,21 @@ class Spec:
 
 
 SPECS = {
-    "erf": Spec(math.erf, math.erfc, width=1 / 8, degree=4, small=8, high=3.93),
-    "tanh": Spec(math.tanh, lambda a: 2 / (math.exp(2 * a) + 1), width=5 / 16, degree=5, small=4, high=9.1),
+    "erf": Spec(math.erf, math.erfc, width=1 / 8, degree=4, small=8, high=3.93, pieces=32),
+    "tanh": Spec(math.tanh, lambda a: 2 / (math.exp(2 * a) + 1), width=5 / 16, degree=5, small=4, high=9.1,
+                 pieces=32),
+    "erf-avx2": Spec(math.erf, math.erfc, width=1 / 2, degree=6, small=3, high=3.93, pieces=8),
 }
 
 
 def pieces(spec: Spec) -> range:
-    return range(int(round(spec.high / spec.width)) + 1)
+    return range(min(int(round(spec.high / spec.width)) + 1, spec.pieces))
 
 
 def interval(spec: Spec, k: int) -> tuple[float, float]:
     half = spec.width / 2 + spec.margin
-    return max(k * spec.width - half, 0.0), min(k * spec.width + half, spec.high)
+    last = k == pieces(spec)[-1]
+    return max(k * spec.width - half, 0.0), spec.high if last else min(k * spec.width + half, spec.high)
 
 
 def target(spec: Spec, k: int, a: np.ndarray) -> np.ndarray:
@@ -110,7 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("function", choices=sorted(SPECS))
     spec = SPECS[parser.parse_args().function]
-    table = np.zeros((spec.degree + 1, PIECES), dtype=np.float32)
+    table = np.zeros((spec.degree + 1, spec.pieces), dtype=np.float32)
     for k in pieces(spec):
         table[:, k] = fit(spec, k)
         lo, hi = interval(spec, k)

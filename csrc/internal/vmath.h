@@ -235,35 +235,45 @@ SB_INLINE vf vlog(vf x)
 #endif
 }
 
-#if SB_VM_AVX512
-/* At AVX-512, erf and tanh are one piecewise polynomial each, for every |x|: no branch on the size of |x|, no
-   exponential, no division. For a = |x| clamped to where f rounds to 1, piece k = round(a * scale) of 32 holds a
-   polynomial P_k in t = a - k * width (|t| <= width / 2), each coefficient looked up by one two-table permute:
+/* Piecewise polynomials, where a permute looks a coefficient up for every lane at once: 32 pieces at AVX-512 (two-table
+   vpermt2ps), 8 at AVX2 (vpermps). erf (both) and tanh (AVX-512) are one polynomial each for every |x| there: no
+   branch on the size of |x|, no exponential, no division. For a = |x| clamped to where f rounds to 1, piece
+   k = min(round(a * scale), SB_VM_PIECES - 1) holds a polynomial P_k in t = a - k * width:
        k < small:   f = a + a * P_k(t)   (P_k ~ f(a)/a - 1: relative accuracy down to the subnormals, f(0) = 0)
        k >= small:  f = 1 - P_k(t)       (P_k ~ 1 - f(a), whose rounding stays well below 1's ulp)
    table[j][k] is coefficient j of piece k; tools/fit_pieces.py fits and prints the tables, with each piece's error.
-   k and t need no division: k's float is round(a * scale) + 1.5 * 2^23, whose low 5 bits index the permute, and
+   k and t need no division: k's float is round(a * scale) + 1.5 * 2^23, whose low bits index the permute, and
    t = a - k * width is exact (k * width has few bits; Sterbenz). NaN stays NaN (the clamp's min returns its second
-   operand) and takes the second form: 1 - NaN. */
-SB_INLINE vf sb_vm_pieces(vf x, float high, float scale, float width, const float (*table)[32], int degree,
-    int small)
-{
-    const __m512 magic = _mm512_set1_ps(12582912.0f);
-    __m512 a = _mm512_min_ps(_mm512_set1_ps(high), (__m512)vabs(x));
-    __m512 kb = _mm512_fmadd_ps(a, _mm512_set1_ps(scale), magic);
-    __m512i k = _mm512_castps_si512(kb);
-    __m512 t = _mm512_fmadd_ps(_mm512_sub_ps(kb, magic), _mm512_set1_ps(-width), a);
-#define SB_VM_COEFFICIENT(j) _mm512_permutex2var_ps(_mm512_load_ps(table[j]), k, _mm512_load_ps(table[j] + 16))
-    __m512 p = SB_VM_COEFFICIENT(degree);
-    for (int j = degree - 1; j >= 0; --j)
-        p = _mm512_fmadd_ps(p, t, SB_VM_COEFFICIENT(j));
-#undef SB_VM_COEFFICIENT
-    __mmask16 below = _mm512_cmplt_epi32_mask(k, _mm512_set1_epi32(0x4B400000 + small)); /* k < small */
-    __m512 y = _mm512_fmadd_ps(p, _mm512_mask_mov_ps(_mm512_set1_ps(-1.0f), below, a),
-        _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), below, a));
-    return sb_vm_copysign((vf)y, x);                                 /* odd; also f(-0) == -0 */
-}
+   operand) through t. */
+#if SB_VM_AVX512
+#define SB_VM_PIECES 32
+#define SB_VM_PIECE_MIN(k, last) (vi)_mm512_min_epi32((__m512i)(k), _mm512_set1_epi32(last))
+#define SB_VM_COEFFICIENT(row, k) (vf)_mm512_permutex2var_ps(_mm512_load_ps(row), (__m512i)(k), \
+    _mm512_load_ps((row) + 16))
+#elif SB_ISA_AT_LEAST(2) && !defined(SB_EMULATED_UNIT)
+#define SB_VM_PIECES 8
+#define SB_VM_PIECE_MIN(k, last) (vi)_mm256_min_epi32((__m256i)(k), _mm256_set1_epi32(last))
+#define SB_VM_COEFFICIENT(row, k) (vf)_mm256_permutevar8x32_ps(_mm256_load_ps(row), (__m256i)(k))
+#endif
 
+#ifdef SB_VM_PIECES
+SB_INLINE vf sb_vm_pieces(vf x, float high, float scale, float width, const float (*table)[SB_VM_PIECES],
+    int degree, int small)
+{
+    const vf magic = vset1(12582912.0f);
+    vf a = vmin(vset1(high), vabs(x));
+    vi k = SB_VM_PIECE_MIN(vbits(vfmadd(a, vset1(scale), magic)), 0x4B400000 + SB_VM_PIECES - 1);
+    vf t = vfmadd(vfloat_bits(k) - magic, vset1(-width), a);
+    vf p = SB_VM_COEFFICIENT(table[degree], k);
+    for (int j = degree - 1; j >= 0; --j)
+        p = vfmadd(p, t, SB_VM_COEFFICIENT(table[j], k));
+    vi below = k < vset1i(0x4B400000 + small);
+    vf y = vfmadd(p, vselect(below, a, vset1(-1.0f)), vselect(below, a, vset1(1.0f)));
+    return sb_vm_copysign(y, x);                                     /* odd; also f(-0) == -0 */
+}
+#endif
+
+#if SB_VM_AVX512
 /* erf: 32 pieces of width 1/8, degree 4, to 3.93 (erf rounds to 1 from 3.9192 on); at most 0.71 ulp in the fit. */
 static const float sb_vm_erf_pieces[5][32] __attribute__((aligned(64))) = {
     {0.128379166f, 0.122529641f, 0.10530556f, 0.0776450932f, 0.0409997553f, -0.00281458837f, -0.0517924875f, -0.103914216f, 0.157299206f, 0.111611769f, 0.0770998746f, 0.0518299267f, 0.0338948518f, 0.0215562675f, 0.0133283287f, 0.00800994225f, 0.0046777348f, 0.00265402929f, 0.00146271661f, 0.000782938208f, 0.000406952022f, 0.000205375734f, 0.000100621925f, 4.78548427e-05f, 2.20904985e-05f, 9.89673572e-06f, 4.30277987e-06f, 1.81528173e-06f, 7.43098497e-07f, 2.95140268e-07f, 1.13727296e-07f, 4.25140705e-08f},
@@ -287,11 +297,28 @@ static const float sb_vm_tanh_pieces[6][32] __attribute__((aligned(64))) = {
 };
 
 SB_INLINE vf vtanh(vf x) { return sb_vm_pieces(x, 9.1f, 3.2f, 0.3125f, sb_vm_tanh_pieces, 5, 4); }
-#else
-/* erf elsewhere: |x| < 0.921875: x + x * P(x^2); else sign(x) * (1 - exp(Q(|x|) - x^2)) with Q ~ log(erfc(x)) + x^2, |x| <= 4.
-   A vector whose lanes are all small takes the first branch alone; any other computes both and blends them, without
-   a branch on whether some lane is small: on mixed data that one mispredicts (measured at avx512 on 4M floats of
-   the benchmark's inputs: 0.36 ns per element with it, 0.27 without; tanh below: 0.42 and 0.22). */
+#elif defined(SB_VM_PIECES)
+/* erf: 8 pieces of width 1/2, degree 6, the last from 3.25 to 3.93; at most 0.85 ulp in the fit. (tanh would need
+   a degree near 14 in 8 pieces: it keeps the exponential below.) */
+static const float sb_vm_erf_pieces[7][8] __attribute__((aligned(32))) = {
+    {0.128379166f, 0.0409997553f, -0.157299206f, 0.0338948518f, 0.00467773527f, 0.000406952051f, 2.20904803e-05f, 7.43432906e-07f},
+    {9.90187559e-08f, -0.324434072f, -0.42759335f, -0.118930168f, -0.0206668954f, -0.00217829784f, -0.000139263517f, -5.39805251e-06f},
+    {-0.37612915f, -0.229913875f, 0.012485492f, 0.178395763f, 0.0413338616f, 0.00544569409f, 0.000417767355f, 1.88201884e-05f},
+    {3.00219399e-05f, 0.166864231f, 0.125889972f, -0.13876757f, -0.0482345074f, -0.00834833086f, -0.000787761237f, -4.2313648e-05f},
+    {0.112716593f, 0.0323626362f, -0.0566807762f, 0.0445813723f, 0.0344530568f, 0.00862368848f, 0.00104374578f, 7.04914928e-05f},
+    {-3.43472166e-05f, -0.0489166304f, -0.0126935877f, 0.0153698586f, -0.0127194086f, -0.00617443305f, -0.00105937745f, -8.5625572e-05f},
+    {-0.0257768109f, -7.47526137e-05f, 0.0167073514f, -0.0189759266f, -0.000659556244f, 0.00276509882f, 0.00075474201f, 5.3552405e-05f},
+};
+
+SB_INLINE vf verf(vf x) { return sb_vm_pieces(x, 3.93f, 2.0f, 0.5f, sb_vm_erf_pieces, 6, 3); }
+#endif
+
+#ifndef SB_VM_PIECES
+/* erf without a permute (base, sse41, the emulated AVX-512 units): |x| < 0.921875: x + x * P(x^2); else
+   sign(x) * (1 - exp(Q(|x|) - x^2)) with Q ~ log(erfc(x)) + x^2, |x| <= 4. A vector whose lanes are all small takes
+   the first branch alone; any other computes both and blends them, without a branch on whether some lane is small:
+   on mixed data that one mispredicts (measured when AVX-512 ran this code, on 4M floats of the benchmark's inputs:
+   0.36 ns per element with it, 0.27 without; tanh below: 0.42 and 0.22). */
 SB_INLINE vf sb_vm_erf_small(vf x)
 {
     vf x2 = x * x;
@@ -319,7 +346,10 @@ SB_INLINE vf verf(vf x)
     return vselect(is_small, sb_vm_erf_small(x), sb_vm_erf_large(x, ax));
 }
 
-/* tanh elsewhere: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh == 1).
+#endif
+
+#if !SB_VM_AVX512
+/* tanh below AVX-512: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh == 1).
    Branches as erf's. */
 SB_INLINE vf sb_vm_tanh_small(vf x)
 {
