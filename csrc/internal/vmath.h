@@ -68,6 +68,8 @@ SB_INLINE vf sb_vm_copysign(vf magnitude, vf sign)
 #else
 #define SB_VM_AVX512 0
 #endif
+/* An 8-lane AVX2 unit (vpermps, rcpps and the other 256-bit instructions apply to vf as it is). */
+#define SB_VM_AVX2 (SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3))
 
 /* x + x (a quiet NaN) where x is NaN, else y. */
 SB_INLINE vf sb_vm_nan_through(vf x, vf y)
@@ -88,6 +90,17 @@ SB_INLINE int sb_vm_all(vi mask)
     int all = 1;
     for (int i = 0; i < SB_W; ++i) all &= mask[i] != 0;
     return all;
+#endif
+}
+
+/* 1 if a > b in some lane (NaN compares false); at AVX-512 straight from the comparison's mask register, where
+   sb_vm_any on a vector comparison would first turn the mask into a vector and test that. */
+SB_INLINE int sb_vm_any_gt(vf a, vf b)
+{
+#if SB_VM_AVX512
+    return _mm512_cmp_ps_mask((__m512)a, (__m512)b, _CMP_GT_OQ) != 0;
+#else
+    return sb_vm_any(a > b);
 #endif
 }
 
@@ -250,7 +263,7 @@ SB_INLINE vf vlog(vf x)
 #define SB_VM_PIECE_MIN(k, last) (vi)_mm512_min_epi32((__m512i)(k), _mm512_set1_epi32(last))
 #define SB_VM_COEFFICIENT(row, k) (vf)_mm512_permutex2var_ps(_mm512_load_ps(row), (__m512i)(k), \
     _mm512_load_ps((row) + 16))
-#elif SB_ISA_AT_LEAST(2) && !defined(SB_EMULATED_UNIT)
+#elif SB_VM_AVX2
 #define SB_VM_PIECES 8
 #define SB_VM_PIECE_MIN(k, last) (vi)_mm256_min_epi32((__m256i)(k), _mm256_set1_epi32(last))
 #define SB_VM_COEFFICIENT(row, k) (vf)_mm256_permutevar8x32_ps(_mm256_load_ps(row), (__m256i)(k))
@@ -424,7 +437,7 @@ SB_INLINE vf sb_vm_sincos(vf x, int offset)
         y = vselect(x == vset1(0.0f), x, y);
 #endif
     }
-    if (__builtin_expect(sb_vm_any(vabs(x) > vset1(6000.0f)), 0))
+    if (__builtin_expect(sb_vm_any_gt(vabs(x), vset1(6000.0f)), 0))
         y = sb_vm_sincos_big(x, y, offset);
     return y;
 }
