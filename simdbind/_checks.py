@@ -390,6 +390,9 @@ def fast_key(name: str) -> str:
 plan_key: Any = getattr(_fastcall, "key", None)
 #: ``planned_call(kind, address, plan, *arrays)``: True when the C function ran, else None (nothing written).
 planned_call: Any = getattr(_fastcall, "call", None)
+#: ``planned_gather(plan, handle, lock, data, indices, out)``: GatherElements' whole planned call, checks and lock
+#: included (see _fastcall.c); the result, else None (nothing written). None without the extension.
+planned_gather: Any = getattr(_fastcall, "gather", None)
 CALL = {name: getattr(_fastcall, name) for name in dir(_fastcall) if name.startswith("CALL_")}
 _Library, _ndarray, _zeros = _library.Library, np.ndarray, np.zeros
 
