@@ -37,6 +37,11 @@
 #   pooling_max 7.1 -> 1.0 us (PyTorch's max_pool2d 1.6), gather_elements 10.4 -> 1.15 (torch.gather 1.25),
 #   conv2d 22.5 -> 2.0 (F.conv2d 2.3). Per hit: the typed key ~140 ns, the lookup ~110 ns (a tuple key hashes
 #   on every call), the out checks ~100 ns, the C call with two arrays ~160 ns.
+# - gather goes one step further (`_fastcall.gather`): the dtype and shape comparisons (30-50 ns each in Python),
+#   the context's lock (`with lock`: ~100 ns) and the range check are in the one C call, and gather_elements
+#   keys its cached context by a plain tuple of what it read from the arrays (plan_key's copy of the shapes is
+#   not needed there). 4x4 float32 / int64 with out=: 1.12 -> 0.68 us (torch.gather 1.13 us); a context's
+#   forward with a constant index 0.65 -> 0.35 us.
 # - Mixed-type dict keys are slow: a dict holding both IntEnum and str keys makes `d.get("sum")` call
 #   IntEnum.__eq__ on hash collisions (~110 ns vs ~50 ns for a str-only dict).
 

@@ -667,7 +667,7 @@ static PyObject *fast_gather(PyObject *self, PyObject *const *args, Py_ssize_t n
     PyObject *result = NULL;
     int out_held = 0, failed = 0;
     int checked = constant != Py_None; /* the constant index was range-checked when the context copied it */
-    if (checked ? indices != Py_None : constant != Py_None)
+    if (checked && indices != Py_None)
         Py_RETURN_NONE;
     if (!get_planned(data, data_dtype, data_shape, rank, &data_view, 0))
         Py_RETURN_NONE;

@@ -173,9 +173,9 @@ class GatherElements(NativeContext):
         omitted). Returns `out` or a new array of ``index_shape`` with the dtype of `data`."""
         plan = self._gather_plan
         if plan is not None:  # one C call; None: an argument it does not take, which the checks below judge
-            result = planned_gather(plan, self._handle, self._lock, data, indices, out)
+            result: np.ndarray | None = planned_gather(plan, self._handle, self._lock, data, indices, out)
             if result is not None:
-                return cast(np.ndarray, result)
+                return result
         return self._ordinary_forward(data, indices, out)
 
     def _ordinary_forward(self, data: Any, indices: Any, out: np.ndarray | None) -> np.ndarray:
@@ -231,12 +231,13 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
         # from exact ndarrays, and an axis of exact type int is never a bool.
         key = (_KEY, data.dtype, indices.dtype, data.shape, indices.shape, axis)
         lib = _library._default if library is None else library
-        if type(lib) is _Library and lib._bindings is not None:
-            context = lib._bindings.plan_get(key)
+        if type(lib) is _Library and (c := lib._bindings) is not None:
+            context = c.plan_get(key)
             if context is not None:
-                found = planned_gather(context._gather_plan, context._handle, context._lock, data, indices, out)
+                found: np.ndarray | None = planned_gather(context._gather_plan, context._handle, context._lock,
+                                                          data, indices, out)
                 if found is not None:
-                    return cast(np.ndarray, found)
+                    return found
     if not isinstance(data, np.ndarray):
         raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
     if not isinstance(indices, np.ndarray):

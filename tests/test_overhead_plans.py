@@ -168,6 +168,57 @@ def test_gather_indices_are_range_checked_on_every_planned_call(lib):
         simdbind.gather_elements(data, index, 1, out=data, library=lib)
 
 
+def test_gather_arguments_equal_to_planned_ones_are_still_refused(lib):
+    data = img((4, 5))
+    index = np.array([[0, 4, -5, 2, 1]] * 4, np.int64)
+    expected = np.take_along_axis(data, index % 5, axis=1)
+    for _ in range(2):
+        np.testing.assert_array_equal(simdbind.gather_elements(data, index, 1, library=lib), expected)
+    assert len(plans(lib)) == 1
+    for axis in (True, 1.0):  # equal to 1 in Python; refused by the ordinary checks
+        with pytest.raises(ArgumentError, match="axis: must be an integer"):
+            simdbind.gather_elements(data, index, axis, library=lib)
+    np.testing.assert_array_equal(simdbind.gather_elements(data, index, np.int64(1), library=lib), expected)
+    np.testing.assert_array_equal(simdbind.gather_elements(data, index, -1, library=lib), expected)
+    with pytest.raises(DTypeError, match="data: must be in native byte order"):
+        simdbind.gather_elements(data.astype(">f4"), index, 1, library=lib)
+    with pytest.raises(DTypeError, match="indices: must be in native byte order"):
+        simdbind.gather_elements(data, index.astype(">i8"), 1, library=lib)
+    with pytest.raises(DTypeError, match="out: must have dtype float32"):
+        simdbind.gather_elements(data, index, 1, out=np.zeros((4, 5), np.int32), library=lib)
+    small = np.arange(20, dtype=np.uint8).reshape(4, 5)  # same shapes, another dtype: a context of its own
+    np.testing.assert_array_equal(simdbind.gather_elements(small, index, 1, library=lib),
+                                  np.take_along_axis(small, index % 5, axis=1))
+    strided = np.asfortranarray(data)  # not C-contiguous: copied by the ordinary path, same result
+    np.testing.assert_array_equal(simdbind.gather_elements(strided, index, 1, library=lib), expected)
+    contexts = [plan for plan in plans(lib)._entries.values() if isinstance(plan, GatherElements)]
+    assert sorted((c.data_kind, c.axis) for c in contexts) == [("float32", 1), ("float32", 1), ("uint8", 1)]
+
+
+def test_a_cached_gather_context_serialises_threads_that_release_the_gil(lib):
+    """Calls of 2 x 8 KB arrays release the GIL inside the C call; threads sharing gather_elements' cached context
+    (one parameter tuple) wait for its lock and each get its own result."""
+    rng = np.random.default_rng(8)
+    datas = [rng.uniform(-1, 1, (16, 128)).astype(np.float32) for _ in range(4)]
+    indices = [rng.integers(-128, 128, (16, 128)).astype(np.int64) for _ in range(4)]
+    expected = [np.take_along_axis(d, i % 128, axis=1) for d, i in zip(datas, indices)]
+    failures: list[int] = []
+
+    def worker(t):
+        out = np.empty((16, 128), np.float32)
+        for _ in range(200):
+            if simdbind.gather_elements(datas[t], indices[t], 1, out=out, library=lib) is not out or \
+                    not np.array_equal(out, expected[t]):
+                failures.append(t)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == [] and len(plans(lib)) == 1
+
+
 # -- cached contexts ----------------------------------------------------------------------------------------------
 def test_a_cached_context_is_never_shared_across_parameters(lib):
     data = img((4, 6))
