@@ -384,7 +384,8 @@ def fast_key(name: str) -> str:
 # -- plans: checks derived from the scalar arguments, done once per parameter tuple -------------------------------
 # A wrapper with a planned fast path builds `plan_key(...)` from its scalar arguments (and what it read from its
 # arrays: dtype, shape) and runs the plan cached under it with `run_planned` (one-shot functions that cache a
-# whole context look it up with `plan_for`). On a hit the plan holds everything its ordinary checks
+# whole context look it up with `plan_for`; gather_elements, whose arguments are all read from exact ndarrays but
+# the axis, builds its key itself: see gather.py). On a hit the plan holds everything its ordinary checks
 # derived from those arguments (output shape and dtype, the C function's address, its size_t arguments packed);
 # the arrays are still checked on every call (exact ndarray, dtype identity and shapes here, contiguity, planned
 # byte lengths, writability and overlap in `planned_call`, i.e. simdbind._fastcall.call). Anything unplanned or

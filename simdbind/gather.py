@@ -238,6 +238,8 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
                                                           data, indices, out)
                 if found is not None:
                     return found
+                if context._handle is not None:  # e.g. strided arrays: the same context, checked the long way
+                    return context._ordinary_forward(data, indices, out)
     if not isinstance(data, np.ndarray):
         raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
     if not isinstance(indices, np.ndarray):

@@ -189,10 +189,30 @@ def test_gather_arguments_equal_to_planned_ones_are_still_refused(lib):
     small = np.arange(20, dtype=np.uint8).reshape(4, 5)  # same shapes, another dtype: a context of its own
     np.testing.assert_array_equal(simdbind.gather_elements(small, index, 1, library=lib),
                                   np.take_along_axis(small, index % 5, axis=1))
-    strided = np.asfortranarray(data)  # not C-contiguous: copied by the ordinary path, same result
-    np.testing.assert_array_equal(simdbind.gather_elements(strided, index, 1, library=lib), expected)
     contexts = [plan for plan in plans(lib)._entries.values() if isinstance(plan, GatherElements)]
     assert sorted((c.data_kind, c.axis) for c in contexts) == [("float32", 1), ("float32", 1), ("uint8", 1)]
+
+
+def test_gather_arrays_the_planned_call_declines_reuse_the_cached_context(lib):
+    """Strided arrays are valid but not what the one C call takes: the cached context checks and copies them on
+    its ordinary path, instead of a new context (Init and all) being made and cached on every such call."""
+    data, index = img((4, 5)), np.array([[0, 4, -5, 2, 1]] * 4, np.int64)
+    expected = np.take_along_axis(data, index % 5, axis=1)
+    simdbind.gather_elements(data, index, 1, library=lib)
+    [context] = plans(lib)._entries.values()
+    strided_data, strided_index = np.asfortranarray(data), np.asfortranarray(index)
+    for _ in range(3):
+        np.testing.assert_array_equal(simdbind.gather_elements(strided_data, index, 1, library=lib), expected)
+        np.testing.assert_array_equal(simdbind.gather_elements(data, strided_index, 1, library=lib), expected)
+    assert list(plans(lib)._entries.values()) == [context]
+    out = np.full((4, 5), 7, np.float32)
+    wrong = strided_index.copy(order="F")
+    wrong[0, 0] = 5
+    with pytest.raises(ArgumentError, match=r"indices: every index must be in \[-5, 5\)"):
+        simdbind.gather_elements(data, wrong, 1, out=out, library=lib)
+    with pytest.raises(ArgumentError, match="out: must be C-contiguous"):
+        simdbind.gather_elements(data, index, 1, out=np.asfortranarray(out), library=lib)
+    assert (out == 7).all()
 
 
 def test_a_cached_gather_context_serialises_threads_that_release_the_gil(lib):
