@@ -232,7 +232,7 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
         key = (_KEY, data.dtype, indices.dtype, data.shape, indices.shape, axis)
         lib = _library._default if library is None else library
         if type(lib) is _Library and (c := lib._bindings) is not None:
-            context = c.plan_get(key)
+            context: GatherElements | None = c.plan_get(key)
             if context is not None:
                 found: np.ndarray | None = planned_gather(context._gather_plan, context._handle, context._lock,
                                                           data, indices, out)
