@@ -35,6 +35,7 @@
 typedef void (*eltwise_fn)(const float *const *src, const float *weight, size_t count, size_t size, int type,
                            float *dst);
 typedef void (*unary_fn)(const float *src, size_t size, int type, float *dst);
+typedef __typeof__(&SimdSynetGatherElementsForward) gather_fn;
 
 /* Elements from which the GIL is released around the C call (see the top of this file). */
 #define RELEASE_THRESHOLD 4096
@@ -399,23 +400,19 @@ enum {
     CALL_POOL_MAX16B = 2,  /* plan: n, src bytes, dst bytes, srcC, srcH, srcW, kY, kX, sY, sX, pY, pX, dstH, dstW,
                               format; arrays: src, dst */
     CALL_POOL_MAX8U = 3,   /* as CALL_POOL_MAX16B */
-    CALL_GATHER = 4,       /* plan: context, data bytes, index bytes, out bytes, index item size (4 or 8), srcCount,
-                              index checked; arrays: data, index, out. Every index must be in [-srcCount, srcCount):
-                              checked here unless the plan says the index is one checked before (a context's own
-                              read-only copy of its constant index, checked when it was copied). */
-    CALL_INNER_LAYER = 5,  /* plan: rows, size, count, has bias; arrays: x, weight, bias or None, out */
-    CALL_INNER_8I = 6,     /* plan: M, N, K, compatibility; arrays: src, weight, dst */
-    CALL_CONV32F = 7,      /* plan: context, src bytes, buffer bytes (at least), dst bytes, zero dst first;
+    CALL_INNER_LAYER = 4,  /* plan: rows, size, count, has bias; arrays: x, weight, bias or None, out */
+    CALL_INNER_8I = 5,     /* plan: M, N, K, compatibility; arrays: src, weight, dst */
+    CALL_CONV32F = 6,      /* plan: context, src bytes, buffer bytes (at least), dst bytes, zero dst first;
                               arrays: src, buf, dst */
-    CALL_SOFTMAX32F = 8,   /* plan: outer, count, inner; arrays: src, dst */
-    CALL_IP32F = 9,        /* plan: context, A bytes, B bytes (0: NULL), buf bytes (0: NULL), C bytes, zero C first;
+    CALL_SOFTMAX32F = 7,   /* plan: outer, count, inner; arrays: src, dst */
+    CALL_IP32F = 8,        /* plan: context, A bytes, B bytes (0: NULL), buf bytes (0: NULL), C bytes, zero C first;
                               arrays: A, B or None, buf or None, C */
-    CALL_KINDS = 10
+    CALL_KINDS = 9
 };
 #define MAX_ARRAYS 4
-static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 7, 4, 4, 5, 3, 6};
-static const int READS[CALL_KINDS] = {1, 1, 1, 1, 2, 3, 2, 1, 1, 2};
-static const int ARRAYS[CALL_KINDS] = {2, 2, 2, 2, 3, 4, 3, 3, 2, 4};
+static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 4, 4, 5, 3, 6};
+static const int READS[CALL_KINDS] = {1, 1, 1, 1, 3, 2, 1, 1, 2};
+static const int ARRAYS[CALL_KINDS] = {2, 2, 2, 2, 4, 3, 3, 2, 4};
 
 /* Export `obj` (an exact ndarray, C-contiguous) into `view`; 1: exported, 0: not (no error set). */
 static int get_any(PyObject *obj, Py_buffer *view, int writable)
@@ -483,10 +480,6 @@ static void run(long kind, void *fn, const size_t *p, void *const *b)
                 p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], (uint8_t *)((char *)b[1] + i * p[2]), p[12],
                 p[13], (SimdTensorFormatType)p[14]);
         break;
-    case CALL_GATHER:
-        ((__typeof__(&SimdSynetGatherElementsForward))fn)((void *)p[0], (const uint8_t *)b[0],
-            (const uint8_t *)b[1], (uint8_t *)b[2]);
-        break;
     case CALL_INNER_LAYER:
         for (size_t i = 0; i < p[0]; i++)
             ((__typeof__(&SimdSynetInnerProductLayerForward))fn)((const float *)b[0] + i * p[1],
@@ -517,8 +510,6 @@ static size_t planned_bytes(long kind, const size_t *p, int i, int *at_least)
     switch (kind) {
     case CALL_POOL_AVERAGE: case CALL_POOL_MAX32F: case CALL_POOL_MAX16B: case CALL_POOL_MAX8U:
         return p[0] * p[1 + i];
-    case CALL_GATHER:
-        return p[1 + i];
     case CALL_INNER_LAYER: {
         size_t sizes[4] = {p[0] * p[1] * 4, p[2] * p[1] * 4, p[2] * 4, p[0] * p[2] * 4};
         return sizes[i];
@@ -580,8 +571,6 @@ static PyObject *fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
         for (int j = 0; j < count && ok; j++)
             if (j != i && held[i] && held[j])
                 ok = !overlap(&views[i], &views[j]);
-    if (ok && kind == CALL_GATHER)
-        ok = (p[4] == 4 || p[4] == 8) && (p[6] || indices_in_range(&views[1], p[4], p[5]));
     if (ok && kind == CALL_INNER_LAYER && p[3] != 0)
         ok = held[2];
     /* libraries whose kernels read dst before writing it (upstream's GEMM) get it zeroed, once every check passed */
@@ -604,6 +593,138 @@ static PyObject *fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Py_RETURN_TRUE;
 }
 
+/* ---- gather ----------------------------------------------------------------------------------------------------
+ * gather(plan, handle, lock, data, indices, out) -> out, a new array, or None when not handled (nothing written).
+ * The whole planned call of GatherElements.forward (and so of gather_elements on a cached context) in one C call:
+ * the checks, the lock and the kernel. In Python they cost more than the kernel and more than torch.gather itself.
+ *   plan:    (address of SimdSynetGatherElementsForward, bytes, data dtype, index dtype, index shape, constant
+ *            index or None); bytes: size_t values context, rank, srcCount, index item size (4 or 8), then the
+ *            data shape and the index shape (rank values each). The wrapper derives it from checked arguments.
+ *   handle:  the context's ffi.gc pointer, None once closed (not handled). Holding it for the call keeps the C
+ *            context alive until the call returns, however another thread closes the context meanwhile.
+ *   lock:    the context's threading.Lock: held around the range check and the C call, taken as `with lock` takes
+ *            it (blocking, the GIL released while waiting; an exception raised while waiting, e.g.
+ *            KeyboardInterrupt, propagates with nothing written and the lock not held).
+ * It accepts exactly: data an exact ndarray whose dtype is the plan's dtype object and whose shape is the plan's,
+ * C-contiguous; indices the same with the index dtype and shape, or None when the plan has a constant index (the
+ * context's own read-only copy, range-checked when it was copied, is passed instead); out None (a new zeroed array
+ * of the index shape and data dtype) or an exact ndarray of that dtype and shape, C-contiguous, writable, sharing
+ * no byte with data or indices; and every index in [-srcCount, srcCount), checked under the lock right before the
+ * C call (upstream's kernel reads out of bounds otherwise). */
+#define GATHER_MAX_RANK 8
+static PyObject *lock_type, *str_dtype, *str_acquire, *str_release;
+
+/* `obj` exported into `view` when it is an exact ndarray whose dtype is `dtype` (identity) and whose shape is
+ * `shape` (`rank` extents). 1: exported, 0: not (no error set). */
+static int get_planned(PyObject *obj, PyObject *dtype, const size_t *shape, size_t rank, Py_buffer *view,
+                       int writable)
+{
+    if (ndarray_type == NULL || (PyObject *)Py_TYPE(obj) != ndarray_type)
+        return 0;
+    PyObject *found = PyObject_GetAttr(obj, str_dtype);
+    if (found == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int same = found == dtype;
+    Py_DECREF(found);
+    if (!same || !get_any(obj, view, writable))
+        return 0;
+    int ok = view->ndim == (int)rank && view->shape != NULL;
+    for (size_t i = 0; ok && i < rank; i++)
+        ok = view->shape[i] == (Py_ssize_t)shape[i];
+    if (!ok)
+        PyBuffer_Release(view);
+    return ok;
+}
+
+static PyObject *fast_gather(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 6 || lock_type == NULL)
+        Py_RETURN_NONE;
+    PyObject *plan = args[0], *handle = args[1], *lock = args[2], *data = args[3], *indices = args[4];
+    PyObject *out = args[5];
+    if (!PyTuple_CheckExact(plan) || PyTuple_Size(plan) != 6 || handle == Py_None
+        || (PyObject *)Py_TYPE(lock) != lock_type)
+        Py_RETURN_NONE;
+    gather_fn fn = (gather_fn)address(PyTuple_GetItem(plan, 0));
+    PyObject *packed = PyTuple_GetItem(plan, 1), *data_dtype = PyTuple_GetItem(plan, 2);
+    PyObject *index_dtype = PyTuple_GetItem(plan, 3), *index_shape = PyTuple_GetItem(plan, 4);
+    PyObject *constant = PyTuple_GetItem(plan, 5);
+    if (fn == NULL || !PyBytes_CheckExact(packed) || PyBytes_Size(packed) < 4 * (Py_ssize_t)sizeof(size_t))
+        Py_RETURN_NONE;
+    size_t p[4 + 2 * GATHER_MAX_RANK];
+    memcpy(p, PyBytes_AsString(packed), 4 * sizeof(size_t));
+    size_t rank = p[1], item = p[3];
+    if (rank < 1 || rank > GATHER_MAX_RANK || (item != 4 && item != 8)
+        || PyBytes_Size(packed) != (Py_ssize_t)((4 + 2 * rank) * sizeof(size_t)))
+        Py_RETURN_NONE;
+    memcpy(p, PyBytes_AsString(packed), (4 + 2 * rank) * sizeof(size_t));
+    const size_t *data_shape = p + 4, *idx_shape = p + 4 + rank;
+
+    Py_buffer data_view, index_view, out_view;
+    PyObject *result = NULL;
+    int out_held = 0, failed = 0;
+    int checked = constant != Py_None; /* the constant index was range-checked when the context copied it */
+    if (checked && indices != Py_None)
+        Py_RETURN_NONE;
+    if (!get_planned(data, data_dtype, data_shape, rank, &data_view, 0))
+        Py_RETURN_NONE;
+    if (!get_planned(checked ? constant : indices, index_dtype, idx_shape, rank, &index_view, 0)) {
+        PyBuffer_Release(&data_view);
+        Py_RETURN_NONE;
+    }
+    if (out == Py_None) {
+        result = PyObject_CallFunctionObjArgs(empty_fn, index_shape, data_dtype, NULL);
+        if (result == NULL)
+            PyErr_Clear();
+        else if ((out_held = get_planned(result, data_dtype, idx_shape, rank, &out_view, 1)))
+            memset(out_view.buf, 0, (size_t)out_view.len); /* as numpy.zeros: a library may leave some unwritten */
+        else
+            Py_CLEAR(result);
+    } else if ((out_held = get_planned(out, data_dtype, idx_shape, rank, &out_view, 1))) {
+        if (!overlap(&out_view, &data_view) && !overlap(&out_view, &index_view))
+            result = Py_NewRef(out);
+    }
+    if (result != NULL && out_view.len > 0) {
+        PyObject *held = PyObject_CallMethodObjArgs(lock, str_acquire, NULL);
+        if (held == NULL) {
+            failed = 1;
+        } else {
+            Py_DECREF(held);
+            if (checked || indices_in_range(&index_view, item, p[2])) {
+                if (data_view.len + index_view.len + out_view.len >= RELEASE_BYTES) {
+                    Py_BEGIN_ALLOW_THREADS
+                    fn((void *)p[0], (const uint8_t *)data_view.buf, (const uint8_t *)index_view.buf,
+                       (uint8_t *)out_view.buf);
+                    Py_END_ALLOW_THREADS
+                } else {
+                    fn((void *)p[0], (const uint8_t *)data_view.buf, (const uint8_t *)index_view.buf,
+                       (uint8_t *)out_view.buf);
+                }
+            } else {
+                Py_CLEAR(result); /* the ordinary path names the index out of range */
+            }
+            PyObject *released = PyObject_CallMethodObjArgs(lock, str_release, NULL);
+            if (released == NULL)
+                failed = 1;
+            Py_XDECREF(released);
+        }
+    }
+    if (out_held)
+        PyBuffer_Release(&out_view);
+    PyBuffer_Release(&index_view);
+    PyBuffer_Release(&data_view);
+    if (failed) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    if (result == NULL)
+        Py_RETURN_NONE;
+    return result;
+}
+
 /* init(numpy.ndarray, numpy.empty, numpy.dtype("float32")): called once by simdbind on import. */
 static PyObject *fast_init(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -624,6 +745,19 @@ static PyObject *fast_init(PyObject *self, PyObject *const *args, Py_ssize_t nar
         if (true_tag == NULL || false_tag == NULL)
             return NULL;
     }
+    if (lock_type == NULL) {
+        PyObject *thread = PyImport_ImportModule("_thread");
+        PyObject *type = thread == NULL ? NULL : PyObject_GetAttrString(thread, "LockType");
+        Py_XDECREF(thread);
+        str_dtype = PyUnicode_InternFromString("dtype");
+        str_acquire = PyUnicode_InternFromString("acquire");
+        str_release = PyUnicode_InternFromString("release");
+        if (type == NULL || str_dtype == NULL || str_acquire == NULL || str_release == NULL) {
+            Py_XDECREF(type);
+            return NULL;
+        }
+        lock_type = type; /* set last: fast_gather runs only once everything it needs is here */
+    }
     Py_RETURN_NONE;
 }
 
@@ -636,6 +770,8 @@ static PyMethodDef methods[] = {
      "key(prefix, *args) -> a plan cache key of plain arguments, or None (see _fastcall.c)"},
     {"call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
      "call(kind, address, plan, *arrays) -> True, or None when not handled (see _fastcall.c)"},
+    {"gather", (PyCFunction)(void (*)(void))fast_gather, METH_FASTCALL,
+     "gather(plan, handle, lock, data, indices, out) -> array, or None when not handled (see _fastcall.c)"},
     {"init", (PyCFunction)(void (*)(void))fast_init, METH_FASTCALL,
      "init(numpy.ndarray, numpy.empty, numpy.dtype('float32'))"},
     {NULL, NULL, 0, NULL},
@@ -659,7 +795,7 @@ PyMODINIT_FUNC PyInit__fastcall(void)
         return NULL;
     }
     static const char *const kinds[CALL_KINDS] = {"CALL_POOL_AVERAGE", "CALL_POOL_MAX32F", "CALL_POOL_MAX16B",
-        "CALL_POOL_MAX8U", "CALL_GATHER", "CALL_INNER_LAYER", "CALL_INNER_8I", "CALL_CONV32F", "CALL_SOFTMAX32F",
+        "CALL_POOL_MAX8U", "CALL_INNER_LAYER", "CALL_INNER_8I", "CALL_CONV32F", "CALL_SOFTMAX32F",
         "CALL_IP32F"};
     for (int i = 0; i < CALL_KINDS && m != NULL; i++) {
         if (PyModule_AddIntConstant(m, kinds[i], i) != 0) {

@@ -17,8 +17,9 @@ from typing import Any, Sequence, cast
 
 import numpy as np
 
-from simdbind._checks import (CALL, c_address, input_array, is_bf16, library_arg, native, output_array, pack_plan,
-                              plan_for, plan_key, planned_call, remember, size_arg)
+from simdbind import library as _library
+from simdbind._checks import (c_address, input_array, is_bf16, library_arg, native, output_array, pack_plan,
+                              planned_gather, remember, size_arg)
 from simdbind._context import NativeContext
 from simdbind.enums import TensorData
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
@@ -27,8 +28,9 @@ from simdbind.library import Library
 __all__ = ["GatherElements", "gather_elements"]
 
 _INDEX_TYPES = {np.dtype(np.int32): TensorData.INT32, np.dtype(np.int64): TensorData.INT64}
-_ITEM_SIZES = {"float32": 4, "uint8": 1, "bf16": 2}
-_ndarray, _zeros = np.ndarray, np.zeros
+_ndarray, _Library = np.ndarray, _library.Library
+#: First item of gather_elements' plan cache keys: no other wrapper's key can equal one of them.
+_KEY = object()
 
 
 def _data_kind(dtype: Any, name: str) -> tuple[str, TensorData]:
@@ -127,18 +129,16 @@ class GatherElements(NativeContext):
         handle = ffi.gc(context, self.library.function("SimdRelease"))
         if self._index is not None and self._index.size:
             self.library.function("SimdSynetGatherElementsSetIndex")(handle, ffi.from_buffer("uint8_t[]", self._index))
-        # The planned call (see "plans" in _checks.py): data of exactly this dtype object, everything else checked
-        # per call by _fast_forward and planned_call. The plan names the C context, which _fast_forward holds.
-        self._fast_dtype = np.dtype(data_dtype) if not isinstance(data_dtype, str) else None
-        size, count = math.prod(self.data_shape), math.prod(self.index_shape)
-        address = c_address(self.library, "SimdSynetGatherElementsForward")
-        # With a constant index the plan is for that index alone (self._index, read-only, checked when copied): the
-        # per-call range check of the indices (0.45 ms for 614,656 int64 ones) is left out.
-        self._fast_plan = None if not address else (
-            CALL["CALL_GATHER"], address, pack_plan(
-                int(ffi.cast("uintptr_t", context)), size * _ITEM_SIZES[self.data_kind],
-                count * self.index_dtype.itemsize, count * _ITEM_SIZES[self.data_kind], self.index_dtype.itemsize,
-                self.src_count, int(self._index is not None)))
+        # The planned call (simdbind._fastcall.gather, see its comment): data of exactly this dtype object (a "bf16"
+        # string names two dtypes: no plan), every array checked there on each call, under the lock. The plan
+        # names the C context; forward passes the handle that keeps it alive. With a constant index the plan is for
+        # that index alone (self._index, read-only, checked when copied): the per-call range check of the indices
+        # (0.45 ms for 614,656 int64 ones) is left out.
+        address = c_address(self.library, "SimdSynetGatherElementsForward") if planned_gather is not None else 0
+        self._gather_plan = None if not address or isinstance(data_dtype, str) else (
+            address, pack_plan(int(ffi.cast("uintptr_t", context)), rank, self.src_count, self.index_dtype.itemsize,
+                               *self.data_shape, *self.index_shape),
+            np.dtype(data_dtype), self.index_dtype, self.index_shape, self._index)
         self._own(handle, isa=self.library.isa, serialised=True)
 
     # -- checks ----------------------------------------------------------------------------------------------
@@ -168,37 +168,17 @@ class GatherElements(NativeContext):
         return np.ascontiguousarray(data)
 
     # -- use -------------------------------------------------------------------------------------------------
-    def _fast_forward(self, data: Any, indices: Any, out: Any) -> Any:
-        """:meth:`forward` as one planned call, or None when an argument is not what the plan takes."""
-        dtype, handle, plan = self._fast_dtype, self._handle, self._fast_plan
-        if (plan is None or handle is None or type(data) is not _ndarray or data.dtype is not dtype
-                or data.shape != self.data_shape):
-            return None
-        if indices is None:
-            index = self._index
-            if index is None:
-                return None
-        elif (self._index is None and type(indices) is _ndarray and indices.dtype is self.index_dtype
-              and indices.shape == self.index_shape):
-            index = indices
-        else:
-            return None
-        if out is None:
-            result = _zeros(self.index_shape, dtype)
-        elif type(out) is _ndarray and out.dtype is dtype and out.shape == self.index_shape:
-            result = out
-        else:
-            return None
-        with self._lock:  # type: ignore[union-attr]  # a GatherElements context always serialises its calls
-            done = planned_call(plan[0], plan[1], plan[2], data, index, result)
-        return result if done else None
-
     def forward(self, data: Any, indices: Any = None, *, out: np.ndarray | None = None) -> np.ndarray:
         """Gather from `data`; `indices` is required unless the context has a constant index (then it must be
         omitted). Returns `out` or a new array of ``index_shape`` with the dtype of `data`."""
-        result = self._fast_forward(data, indices, out)
-        if result is not None:
-            return cast(np.ndarray, result)
+        plan = self._gather_plan
+        if plan is not None:  # one C call; None: an argument it does not take, which the checks below judge
+            result: np.ndarray | None = planned_gather(plan, self._handle, self._lock, data, indices, out)
+            if result is not None:
+                return result
+        return self._ordinary_forward(data, indices, out)
+
+    def _ordinary_forward(self, data: Any, indices: Any, out: np.ndarray | None) -> np.ndarray:
         data = self._checked_data(data)
         if self._index is not None:
             if indices is not None:
@@ -245,14 +225,21 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
     from the end). Returns an array of ``indices.shape`` with the dtype of `data`.
     """
     key = None
-    if type(data) is _ndarray and type(indices) is _ndarray and plan_key is not None:
-        # one context per parameter tuple, kept in the library's plan cache (see "plans" in _checks.py)
-        key = plan_key((data.dtype, indices.dtype), "gather_elements", data.shape, indices.shape, axis)
-        cached = plan_for(library, key)
-        if cached is not None:
-            found = cached._fast_forward(data, indices, out)
-            if found is not None:
-                return cast(np.ndarray, found)
+    if type(data) is _ndarray and type(indices) is _ndarray and type(axis) is int and planned_gather is not None:
+        # One context per parameter tuple, kept in the library's plan cache (see "plans" in _checks.py). The key is
+        # what the checks derive the context from; plan_key's conversions are not needed: dtypes and shapes come
+        # from exact ndarrays, and an axis of exact type int is never a bool.
+        key = (_KEY, data.dtype, indices.dtype, data.shape, indices.shape, axis)
+        lib = _library._default if library is None else library
+        if type(lib) is _Library and (c := lib._bindings) is not None:
+            context: GatherElements | None = c.plan_get(key)
+            if context is not None:
+                found: np.ndarray | None = planned_gather(context._gather_plan, context._handle, context._lock,
+                                                          data, indices, out)
+                if found is not None:
+                    return found
+                if context._handle is not None:  # e.g. strided arrays: the same context, checked the long way
+                    return context._ordinary_forward(data, indices, out)
     if not isinstance(data, np.ndarray):
         raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
     if not isinstance(indices, np.ndarray):

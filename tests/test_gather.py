@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simdbind
+from simdbind._checks import planned_gather
 from simdbind.conformance.reference.gather import gather_elements as reference
 from simdbind import ArgumentError, ContextClosedError, DTypeError
 
@@ -101,6 +102,109 @@ def test_empty_shapes_do_not_call_c(library):
     out = simdbind.gather_elements(np.zeros((0, 3), np.float32), np.zeros((0, 5), np.int32), axis=1,
                                    library=library)
     assert out.shape == (0, 5)
+
+
+# -- the planned call: one C call does the checks, the lock and the kernel -------------------------------------------
+def _data_types():
+    types = [np.float32, np.uint8, np.uint16]
+    try:
+        import ml_dtypes
+    except ImportError:
+        return types
+    return types + [ml_dtypes.bfloat16]
+
+
+@pytest.mark.skipif(planned_gather is None, reason="simdbind._fastcall is not built: no planned call")
+@pytest.mark.parametrize("index_type", [np.int32, np.int64])
+@pytest.mark.parametrize("data_type", _data_types(), ids=lambda t: np.dtype(t).name)
+def test_valid_calls_never_reach_the_ordinary_path(library, monkeypatch, data_type, index_type):
+    """Every valid call of a context or of gather_elements on the default library's types is served by the one C
+    call (the Python checks in front of it cost more than torch.gather's whole call); bf16 included."""
+    def ordinary(*args, **kwargs):
+        raise AssertionError("the ordinary path ran")
+
+    monkeypatch.setattr(simdbind.GatherElements, "_ordinary_forward", ordinary)
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 250, (3, 5)).astype(np.uint16).astype(data_type)
+    idx = rng.integers(-5, 5, (3, 4)).astype(index_type)
+    expected = reference(data, idx, 1)
+    with simdbind.GatherElements(data.dtype, idx.dtype, data.shape, idx.shape, 1, library=library) as ctx:
+        assert _bits(ctx(data, idx)) == _bits(expected) and ctx(data, idx).dtype == data.dtype
+        out = np.zeros(idx.shape, data.dtype)
+        assert ctx(data, idx, out=out) is out and _bits(out) == _bits(expected)
+    with simdbind.GatherElements(data.dtype, idx.dtype, data.shape, idx.shape, -1, index=idx,
+                                 library=library) as ctx:
+        assert _bits(ctx(data)) == _bits(expected)
+        assert ctx(data, out=out) is out and _bits(out) == _bits(expected)
+    for _ in range(2):  # the first call makes and keeps the context, the second finds it
+        assert _bits(simdbind.gather_elements(data, idx, 1, library=library)) == _bits(expected)
+        assert simdbind.gather_elements(data, idx, 1, out=out, library=library) is out
+        assert _bits(out) == _bits(expected)
+
+
+def _bits(array):
+    return array.view(f"u{array.dtype.itemsize}").tolist()
+
+
+def test_planned_forward_checks_every_argument_and_writes_nothing_on_error(library):
+    data = np.arange(15, dtype=np.float32).reshape(3, 5)
+    idx = np.array([[0, 4, -5, 2]] * 3, np.int64)
+    ctx = simdbind.GatherElements(np.float32, np.int64, (3, 5), (3, 4), 1, library=library)
+    expected = reference(data, idx, 1)
+    np.testing.assert_array_equal(ctx(data, idx), expected)
+    out = np.full((3, 4), 7, np.float32)
+    for bad in (5, -6, 2**40, -2**63):
+        wrong = idx.copy()
+        wrong[1, 2] = bad
+        with pytest.raises(ArgumentError, match=r"indices: every index must be in \[-5, 5\)"):
+            ctx(data, wrong, out=out)
+        assert (out == 7).all()
+    inside_indices = idx.view(np.uint8).reshape(-1)[:48].view(np.float32).reshape(3, 4)  # out over the indices
+    rejected = [(inside_indices, ArgumentError, "out: must not overlap indices"),
+                (data.reshape(-1)[:12].reshape(3, 4), ArgumentError, "out: must not overlap data"),
+                (np.zeros((4, 3), np.float32).T, ArgumentError, "out: must be C-contiguous"),
+                (np.zeros((3, 4), ">f4"), DTypeError, "out: must be in native byte order"),
+                (np.zeros((3, 4), np.uint32), DTypeError, "out: must have dtype float32"),
+                (np.zeros((3, 5), np.float32), ArgumentError, r"out: must have shape \(3, 4\)")]
+    readonly = np.zeros((3, 4), np.float32)
+    readonly.flags.writeable = False
+    rejected.append((readonly, ArgumentError, "out: must be writeable"))
+    for bad_out, error, message in rejected:
+        with pytest.raises(error, match=message):
+            ctx(data, idx, out=bad_out)
+        np.testing.assert_array_equal(data, np.arange(15, dtype=np.float32).reshape(3, 5))  # out's memory too
+        np.testing.assert_array_equal(idx, [[0, 4, -5, 2]] * 3)
+    with pytest.raises(DTypeError, match="indices: must have dtype int64"):
+        ctx(data, idx.astype(np.int32))
+    with pytest.raises(DTypeError, match="data: must be in native byte order"):
+        ctx(data.astype(">f4"), idx)
+    np.testing.assert_array_equal(ctx(np.asfortranarray(data), idx[:, ::-1].copy()[:, ::-1]), expected)
+    ctx.close()
+    with pytest.raises(ContextClosedError):
+        ctx(data, idx)
+
+
+@pytest.mark.skipif(planned_gather is None, reason="simdbind._fastcall is not built: no planned call")
+def test_planned_calls_wait_for_the_context_lock(library):
+    """The C call takes the context's lock as `with` does: a call started while another thread holds it (here the
+    test itself) returns only after it is released."""
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    idx = np.array([[2, 1], [0, -1]], np.int32)
+    for make in (lambda: simdbind.GatherElements(np.float32, np.int32, (2, 3), (2, 2), 1, library=library),
+                 lambda: simdbind.GatherElements(np.float32, np.int32, (2, 3), (2, 2), 1, index=idx,
+                                                 library=library)):
+        ctx = make()
+        args = (data,) if ctx._index is not None else (data, idx)
+        done = threading.Event()
+        results = []
+        thread = threading.Thread(target=lambda: (results.append(ctx(*args)), done.set()))
+        with ctx._lock:
+            thread.start()
+            assert not done.wait(0.3) and results == []
+        thread.join(10)
+        assert done.is_set()
+        np.testing.assert_array_equal(results[0], [[2, 1], [3, 5]])
+        ctx.close()
 
 
 @pytest.mark.parametrize("data_type, index_type, expect_null", [

@@ -168,6 +168,77 @@ def test_gather_indices_are_range_checked_on_every_planned_call(lib):
         simdbind.gather_elements(data, index, 1, out=data, library=lib)
 
 
+def test_gather_arguments_equal_to_planned_ones_are_still_refused(lib):
+    data = img((4, 5))
+    index = np.array([[0, 4, -5, 2, 1]] * 4, np.int64)
+    expected = np.take_along_axis(data, index % 5, axis=1)
+    for _ in range(2):
+        np.testing.assert_array_equal(simdbind.gather_elements(data, index, 1, library=lib), expected)
+    assert len(plans(lib)) == 1
+    for axis in (True, 1.0):  # equal to 1 in Python; refused by the ordinary checks
+        with pytest.raises(ArgumentError, match="axis: must be an integer"):
+            simdbind.gather_elements(data, index, axis, library=lib)
+    np.testing.assert_array_equal(simdbind.gather_elements(data, index, np.int64(1), library=lib), expected)
+    np.testing.assert_array_equal(simdbind.gather_elements(data, index, -1, library=lib), expected)
+    with pytest.raises(DTypeError, match="data: must be in native byte order"):
+        simdbind.gather_elements(data.astype(">f4"), index, 1, library=lib)
+    with pytest.raises(DTypeError, match="indices: must be in native byte order"):
+        simdbind.gather_elements(data, index.astype(">i8"), 1, library=lib)
+    with pytest.raises(DTypeError, match="out: must have dtype float32"):
+        simdbind.gather_elements(data, index, 1, out=np.zeros((4, 5), np.int32), library=lib)
+    small = np.arange(20, dtype=np.uint8).reshape(4, 5)  # same shapes, another dtype: a context of its own
+    np.testing.assert_array_equal(simdbind.gather_elements(small, index, 1, library=lib),
+                                  np.take_along_axis(small, index % 5, axis=1))
+    contexts = [plan for plan in plans(lib)._entries.values() if isinstance(plan, GatherElements)]
+    assert sorted((c.data_kind, c.axis) for c in contexts) == [("float32", 1), ("float32", 1), ("uint8", 1)]
+
+
+def test_gather_arrays_the_planned_call_declines_reuse_the_cached_context(lib):
+    """Strided arrays are valid but not what the one C call takes: the cached context checks and copies them on
+    its ordinary path, instead of a new context (Init and all) being made and cached on every such call."""
+    data, index = img((4, 5)), np.array([[0, 4, -5, 2, 1]] * 4, np.int64)
+    expected = np.take_along_axis(data, index % 5, axis=1)
+    simdbind.gather_elements(data, index, 1, library=lib)
+    [context] = plans(lib)._entries.values()
+    strided_data, strided_index = np.asfortranarray(data), np.asfortranarray(index)
+    for _ in range(3):
+        np.testing.assert_array_equal(simdbind.gather_elements(strided_data, index, 1, library=lib), expected)
+        np.testing.assert_array_equal(simdbind.gather_elements(data, strided_index, 1, library=lib), expected)
+    assert list(plans(lib)._entries.values()) == [context]
+    out = np.full((4, 5), 7, np.float32)
+    wrong = strided_index.copy(order="F")
+    wrong[0, 0] = 5
+    with pytest.raises(ArgumentError, match=r"indices: every index must be in \[-5, 5\)"):
+        simdbind.gather_elements(data, wrong, 1, out=out, library=lib)
+    with pytest.raises(ArgumentError, match="out: must be C-contiguous"):
+        simdbind.gather_elements(data, index, 1, out=np.asfortranarray(out), library=lib)
+    assert (out == 7).all()
+
+
+def test_a_cached_gather_context_serialises_threads_that_release_the_gil(lib):
+    """Calls of 2 x 8 KB arrays release the GIL inside the C call; threads sharing gather_elements' cached context
+    (one parameter tuple) wait for its lock and each get its own result."""
+    rng = np.random.default_rng(8)
+    datas = [rng.uniform(-1, 1, (16, 128)).astype(np.float32) for _ in range(4)]
+    indices = [rng.integers(-128, 128, (16, 128)).astype(np.int64) for _ in range(4)]
+    expected = [np.take_along_axis(d, i % 128, axis=1) for d, i in zip(datas, indices)]
+    failures: list[int] = []
+
+    def worker(t):
+        out = np.empty((16, 128), np.float32)
+        for _ in range(200):
+            if simdbind.gather_elements(datas[t], indices[t], 1, out=out, library=lib) is not out or \
+                    not np.array_equal(out, expected[t]):
+                failures.append(t)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == [] and len(plans(lib)) == 1
+
+
 # -- cached contexts ----------------------------------------------------------------------------------------------
 def test_a_cached_context_is_never_shared_across_parameters(lib):
     data = img((4, 6))
