@@ -56,8 +56,9 @@ if hasattr(os, "register_at_fork"):
 
 
 class PlanCache:
-    """A bounded map from a plan key (``simdbind._fastcall.key``: plain arguments only, so that equal keys mean
-    arguments the checks treat alike) to a wrapper's plan. ``get`` is a plain dict lookup (atomic under the GIL,
+    """A bounded map from a plan key (``simdbind._fastcall.key``, or a tuple led by a wrapper's private sentinel as
+    ``gather_elements`` makes: plain arguments only, so that equal keys mean arguments the checks treat alike) to a
+    wrapper's plan. ``get`` is a plain dict lookup (atomic under the GIL,
     no lock on the hot path); ``put`` evicts the oldest entries beyond `limit` under a lock."""
 
     __slots__ = ("limit", "_entries", "_lock", "get", "__weakref__")
