@@ -22,13 +22,19 @@ SB_INLINE vf load_bf16_n(const uint16_t * p, size_t n) { return vbf16_to_f32(vlo
 SB_INLINE void store_bf16(uint16_t * p, vf v) { vstoreh(p, vf32_to_bf16(v)); }
 SB_INLINE void store_bf16_n(uint16_t * p, vf v, size_t n) { vstoreh_n(p, vf32_to_bf16(v), n); }
 
+/* exp(d) for d = x - max <= 0 (or NaN): vexp without its upper clamp, which nothing here can reach. */
+SB_INLINE vf softmax_exp(vf d)
+{
+    return sb_vm_exp_in_range(vmax(vset1(-104.0f), d)); /* NaN passes: maxps returns its second operand */
+}
+
 /* e = exp(x - m), or for a lane whose max is +inf: 1 where x is +inf, else 0. `any_inf`: some lane's max is +inf
    (rare, so the plain exponential is a predictable branch away). */
 SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
 {
     if (__builtin_expect(any_inf, 0))
         return vselect(m_inf, vselect(x == vset1(INFINITY), vset1(1.0f), vset1(0.0f)), vexp(x - m));
-    return vexp(x - m);
+    return softmax_exp(x - m);
 }
 
 /* ---- inner == 1: one contiguous slice of `count` values, lanes along the slice ------------------------------- */
