@@ -353,4 +353,22 @@ SB_INLINE void vstoreh_pairs(uint16_t * p, vf even, vf odd)
     *(vu_mem2 *)p = ((vu)even >> 16) | ((vu)odd & 0xFFFF0000u);
 }
 
+/* 16-bit integer lanes, 2*SB_W per vector: bf16 bit patterns compared as integers (a maximum of bf16 values is one
+   of them, so it needs no widening). Signed maximum, unsigned minimum and maximum: one instruction each at avx512bw,
+   spelled as intrinsics there; elsewhere a comparison and a select. */
+typedef int16_t vs16 __attribute__((vector_size(SB_W * 4)));
+typedef uint16_t vu16 __attribute__((vector_size(SB_W * 4)));
+typedef uint16_t vu16_mem __attribute__((vector_size(SB_W * 4), aligned(2), may_alias));
+SB_INLINE vu16 vloadu16(const uint16_t * p) { return *(const vu16_mem *)p; }
+SB_INLINE void vstoreu16(uint16_t * p, vu16 v) { *(vu16_mem *)p = v; }
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+SB_INLINE vs16 vmax_s16(vs16 a, vs16 b) { return (vs16)_mm512_max_epi16((__m512i)a, (__m512i)b); }
+SB_INLINE vu16 vmin_u16(vu16 a, vu16 b) { return (vu16)_mm512_min_epu16((__m512i)a, (__m512i)b); }
+SB_INLINE vu16 vmax_u16(vu16 a, vu16 b) { return (vu16)_mm512_max_epu16((__m512i)a, (__m512i)b); }
+#else
+SB_INLINE vs16 vmax_s16(vs16 a, vs16 b) { vs16 m = (vs16)(a > b); return (a & m) | (b & ~m); }
+SB_INLINE vu16 vmin_u16(vu16 a, vu16 b) { vu16 m = (vu16)(a < b); return (a & m) | (b & ~m); }
+SB_INLINE vu16 vmax_u16(vu16 a, vu16 b) { vu16 m = (vu16)(a > b); return (a & m) | (b & ~m); }
+#endif
+
 #endif /* SB_VEC_H */

@@ -123,13 +123,32 @@ static void pk_nchw_plane(const PK_T * src, size_t planes, const pk_geometry * g
 
 /* NHWC folds PK_NL channels at a time in a pk_nv. By default one PK_V of PK_L channels; a type whose elements
    widen (bf16) defines its own, wider chunk so that no lane crosses a 128-bit lane. The includer may define:
-     PK_NL, pk_nv, PK_NINIT, PK_NFOLD(a, p) (a folded with the PK_NL elements at p), PK_NSTORE(p, a, d). */
+     PK_NL, pk_nv, PK_NINIT, PK_NFOLD(a, p) (a folded with the PK_NL elements at p), PK_NSTORE(p, a, d);
+     PK_NINEXACT(a) for a chunk fold that is exact only for most inputs: zero when a holds exactly the fold of
+     PK_OP_V, otherwise nonzero (any integer or mask type that | combines); then the chunks are folded again with
+     PK_OP_V, PK_L channels at a time (PK_NL a multiple of PK_L), and only that result is stored. */
 #ifndef PK_NL
 #define PK_NL PK_L
 typedef PK_V pk_nv;
 #define PK_NINIT PK_INIT_V
 #define PK_NFOLD(a, p) PK_OP_V(a, PK_LOAD(p))
 #define PK_NSTORE(p, a, d) PK_STORE(p, a, d)
+#endif
+
+#ifdef PK_NINEXACT
+/* n channels (a multiple of PK_L) from p folded with PK_OP_V over the window, as pk_nhwc_chunks describes. Out of
+   line and cold: it runs only for the chunks PK_NINEXACT rejects. */
+__attribute__((noinline, cold)) static void pk_nhwc_refold(const PK_T * p, size_t rs, size_t C, size_t R, size_t K,
+    size_t n, float div, PK_T * out)
+{
+    for (size_t c = 0; c < n; c += PK_L) {
+        PK_V a = PK_INIT_V;
+        for (size_t y = 0; y < R; ++y)
+            for (size_t x = 0; x < K; ++x)
+                a = PK_OP_V(a, PK_LOAD(p + y * rs + x * C + c));
+        PK_STORE(out + c, a, div);
+    }
+}
 #endif
 
 /* N (1, 2 or 4) chunks of channels from p (the window's first pixel, channel offset included) folded over the
@@ -146,6 +165,13 @@ SB_INLINE void pk_nhwc_chunks(const PK_T * p, size_t rs, size_t C, size_t R, siz
             if (N > 1) a1 = PK_NFOLD(a1, q + PK_NL);
             if (N > 2) a2 = PK_NFOLD(a2, q + 2 * PK_NL), a3 = PK_NFOLD(a3, q + 3 * PK_NL);
         }
+#ifdef PK_NINEXACT
+    /* | rather than ||: one test and branch for all N chunks */
+    if (PK_NINEXACT(a0) | (N > 1 ? PK_NINEXACT(a1) : 0) | (N > 2 ? PK_NINEXACT(a2) | PK_NINEXACT(a3) : 0)) {
+        pk_nhwc_refold(p, rs, C, R, K, N * PK_NL, div, out);
+        return;
+    }
+#endif
     PK_NSTORE(out, a0, div);
     if (N > 1) PK_NSTORE(out + PK_NL, a1, div);
     if (N > 2) PK_NSTORE(out + 2 * PK_NL, a2, div), PK_NSTORE(out + 3 * PK_NL, a3, div);
