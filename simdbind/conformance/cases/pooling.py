@@ -417,14 +417,17 @@ class PoolingMax16b(_Pooling):
     name = "pooling_max16b"
     dtype = "bf16"
     symbols = ("SimdSynetPoolingMax16b",)
-    specials = ("", "nan", "neg_inf", "zeros")
+    specials = ("", "nan", "nan_after_inf", "nan_after_neg_inf", "neg_inf", "zeros", "zeros_negative")
 
     def grid(self) -> Iterable[Case]:
         yield from self._grids(MAX16B_TABLE)
+        # 70 channels: two whole blocks of 32 and a tail, so that kernels folding NHWC channels in blocks meet
+        # every special inside a block as well as in the tail
         for layout in LAYOUTS:
-            for special in ("nan", "neg_inf", "zeros"):
-                yield self._case(layout, 19, 7, 21, (3, 3), (1, 1), ((1, 1), (1, 1)), False, ALL,
-                                 special=special, group="edge")
+            for channels in (19, 70):
+                for special in self.specials[1:]:
+                    yield self._case(layout, channels, 7, 21, (3, 3), (1, 1), ((1, 1), (1, 1)), False, ALL,
+                                     special=special, group="edge")
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         bits = bf16_bits(rng.uniform(-1, 1, self._shape(case)))
@@ -432,10 +435,15 @@ class PoolingMax16b(_Pooling):
         if special == "nan":
             mask = rng.random(bits.shape) < 0.2
             bits[mask] = rng.choice(np.array([0x7FC0, 0xFFC1, 0x7F81], np.uint16), int(mask.sum()))
+        elif special in ("nan_after_inf", "nan_after_neg_inf"):  # few NaNs, all the pattern next to one infinity
+            bits[rng.random(bits.shape) < 0.03] = 0x7F81 if special == "nan_after_inf" else 0xFF81
         elif special == "neg_inf":
             bits[rng.random(bits.shape) < 0.7] = 0xFF80
-        elif special == "zeros":  # +0 and -0 only: the fold keeps the first of equal values
+        elif special == "zeros":  # +0 and -0 only: the fold keeps the later of equal values
             bits = rng.choice(np.array([0x0000, 0x8000], np.uint16), bits.shape)
+        elif special == "zeros_negative":  # +0 and -0 among negatives: a maximum of +0 or -0, whichever came later
+            zeros = rng.choice(np.array([0x0000, 0x8000], np.uint16), bits.shape)
+            bits = np.where(rng.random(bits.shape) < 0.4, zeros, bits | np.uint16(0x8000))
         p = case.params
         if (p["channels"] + p["height"] + p["width"]) % 2:  # half the cases pass ml_dtypes.bfloat16, half raw bits
             try:
