@@ -353,4 +353,20 @@ SB_INLINE void vstoreh_pairs(uint16_t * p, vf even, vf odd)
     *(vu_mem2 *)p = ((vu)even >> 16) | ((vu)odd & 0xFFFF0000u);
 }
 
+/* m with the sign bit of s: (s & -0.0) | m, for m >= +0 (a constant in practice). One instruction where the and/or
+   spelling takes two: a blend on each lane's top bit, which is all blendvps reads (sse41, avx2), or a ternary logic
+   op (avx512; the emulation header lacks it). */
+SB_INLINE vf vsign_of(vf s, vf m)
+{
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+    return (vf)_mm512_ternarylogic_epi32((__m512i)s, _mm512_set1_epi32((int32_t)0x80000000u), (__m512i)m, 0xEA);
+#elif SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3)
+    return (vf)_mm256_blendv_ps((__m256)m, (__m256)-m, (__m256)s);
+#elif SB_ISA_AT_LEAST(1) && !SB_ISA_AT_LEAST(2)
+    return (vf)_mm_blendv_ps((__m128)m, (__m128)-m, (__m128)s);
+#else
+    return vfloat_bits((vbits(s) & vset1i((int32_t)0x80000000u)) | vbits(m));
+#endif
+}
+
 #endif /* SB_VEC_H */
