@@ -369,4 +369,16 @@ SB_INLINE vf vsign_of(vf s, vf m)
 #endif
 }
 
+/* An unaligned load for the loops that stream from memory (vstream's). At avx512 it reads two 256-bit halves: a
+   512-bit load across two cache lines, as is every one when p is not 64-byte aligned, made the streaming eltwise
+   loop at 4M floats 1.4-1.5x slower (AMD Zen 5); the halves run at the speed of aligned loads. */
+SB_INLINE vf vload_stream(const float * p)
+{
+#if SB_ISA_AT_LEAST(3) && !defined(SB_EMULATED_UNIT)
+    return (vf)_mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(p)), _mm256_loadu_ps(p + 8), 1);
+#else
+    return vload(p);
+#endif
+}
+
 #endif /* SB_VEC_H */
