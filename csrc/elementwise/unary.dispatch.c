@@ -26,23 +26,30 @@ SB_INLINE vf keep_in_register(vf v)
     return v;
 }
 
-/* Two vectors a step from i while i + 2 * SB_W <= size, each stored with STORE (vstore, or vstream). */
-#define UNARY_PAIRS(EXPR, STORE)                                                    \
-    for (; i + 2 * SB_W <= size; i += 2 * SB_W) {                                   \
-        vf x0 = keep_in_register(vload(src + i));                                   \
-        vf x1 = keep_in_register(vload(src + i + SB_W));                            \
-        vf y0, y1;                                                                  \
-        { vf x = x0; y0 = (EXPR); }                                                 \
-        { vf x = x1; y1 = (EXPR); }                                                 \
-        STORE(dst + i, y0);                                                         \
-        STORE(dst + i + SB_W, y1);                                                  \
+/* STEP vectors a step from i while i + STEP * SB_W <= size, each stored with STORE (vstore, or vstream): the loads,
+   then the operations, then the stores, so that neighbouring vectors overlap. */
+#define UNARY_STEPS(STEP, EXPR, STORE)                                              \
+    for (; i + (STEP) * SB_W <= size; i += (STEP) * SB_W) {                         \
+        vf y[STEP];                                                                 \
+        _Pragma("GCC unroll 4")                                                     \
+        for (int k = 0; k < (STEP); ++k) {                                          \
+            vf x = keep_in_register(vload(src + i + k * SB_W));                     \
+            y[k] = (EXPR);                                                          \
+        }                                                                           \
+        _Pragma("GCC unroll 4")                                                     \
+        for (int k = 0; k < (STEP); ++k)                                            \
+            STORE(dst + i + k * SB_W, y[k]);                                        \
     }
 
 /* A call that touches sb_streaming_bytes() or more streams its output: the floats before dst's first aligned vector
-   go through the partial load/store of the tail, the body through vstream. The cached body has a loop of its own
-   that starts at 0: entered with a start only known at run time, GCC's loop carried two more induction variables
-   (round at avx2, 64K floats: 30% slower). */
-#define UNARY_KERNEL(NAME, EXPR)                                                    \
+   go through the partial load/store of the tail, the body through vstream, two vectors a step (four lines a step
+   measured 4-7% slower at 4M floats at avx512bw). The cached body takes STEP vectors a step: 4 for the operations of
+   a few instructions, where the loop's own instructions and the front end bound the time (round at 64K floats in L2
+   at avx2: 2.79 -> 2.50 us, as fast as upstream's one-instruction round), 2 for the long ones (internal/vmath.h),
+   whose four-vector working set does not fit avx2's 16 registers. It has a loop of its own that starts at 0:
+   entered with a start only known at run time, GCC's loop carried two more induction variables (round at avx2,
+   64K floats: 30% slower). */
+#define UNARY_KERNEL(NAME, STEP, EXPR)                                              \
     static void NAME(const float * src, size_t size, float * dst)                   \
     {                                                                               \
         size_t i = 0;                                                               \
@@ -54,10 +61,10 @@ SB_INLINE vf keep_in_register(vf v)
                 vstore_n(dst, (EXPR), head);                                        \
                 i = head;                                                           \
             }                                                                       \
-            UNARY_PAIRS(EXPR, vstream)                                              \
+            UNARY_STEPS(2, EXPR, vstream)                                           \
             vstream_fence();                                                        \
         } else {                                                                    \
-            UNARY_PAIRS(EXPR, vstore)                                               \
+            UNARY_STEPS(STEP, EXPR, vstore)                                         \
         }                                                                           \
         for (; i + SB_W <= size; i += SB_W) {                                       \
             vf x = keep_in_register(vload(src + i));                                \
@@ -71,12 +78,11 @@ SB_INLINE vf keep_in_register(vf v)
 
 /* trunc(x + copysign(0.49999997f, x)): the sum reaches the next integer exactly when the fraction of |x| is >= 0.5
    (at +-0.5 the sum 1 - 2^-25 is a tie that rounds to even, to 1), and from 2^23 on the addend is below half an ulp
-   so x comes back unchanged (+-inf and NaN too). Three instructions where a compare-and-select takes seven;
-   tools/ulp_exhaustive.py checks it bit for bit against C round over all 2^32 inputs. */
+   so x comes back unchanged (+-inf and NaN too). Three instructions (vsign_of is one) where a compare-and-select
+   takes seven; tools/ulp_exhaustive.py checks it bit for bit against C round over all 2^32 inputs. */
 SB_INLINE vf op_round(vf x)
 {
-    vf h = vfloat_bits((vbits(x) & vset1i((int32_t)0x80000000u)) | vset1i(0x3effffff));
-    return vround_mode(x + h, SB_ROUND_TRUNC);
+    return vround_mode(x + vsign_of(x, vfloat_bits(vset1i(0x3effffff))), SB_ROUND_TRUNC);
 }
 
 /* 1.0f / sqrtf(x), both IEEE-rounded. At AVX-512 the division moves off the divider (which the square root keeps
@@ -107,24 +113,24 @@ SB_INLINE vf op_sign(vf x)
     return vselect(x < vset1(0.0f), vset1(-1.0f), vselect(x == vset1(0.0f), vset1(0.0f), vset1(1.0f)));
 }
 
-UNARY_KERNEL(unary_abs, vabs(x))
-UNARY_KERNEL(unary_ceil, vround_mode(x, SB_ROUND_CEIL))
-UNARY_KERNEL(unary_cos, vcos(x))
-UNARY_KERNEL(unary_erf, verf(x))
-UNARY_KERNEL(unary_exp, vexp(x))
-UNARY_KERNEL(unary_floor, vround_mode(x, SB_ROUND_FLOOR))
-UNARY_KERNEL(unary_log, vlog(x))
-UNARY_KERNEL(unary_neg, vfloat_bits(vbits(x) ^ vset1i((int32_t)0x80000000u)))
-UNARY_KERNEL(unary_not, vfloat_bits(~vbits(x)))
-UNARY_KERNEL(unary_rcp, vset1(1.0f) / x)
-UNARY_KERNEL(unary_round, op_round(x))
-UNARY_KERNEL(unary_rsqrt, op_rsqrt(x))
-UNARY_KERNEL(unary_sign, op_sign(x))
-UNARY_KERNEL(unary_sin, vsin(x))
-UNARY_KERNEL(unary_sqrt, vsqrt(x))
-UNARY_KERNEL(unary_tanh, vtanh(x))
+UNARY_KERNEL(unary_abs, 4, vabs(x))
+UNARY_KERNEL(unary_ceil, 4, vround_mode(x, SB_ROUND_CEIL))
+UNARY_KERNEL(unary_cos, 2, vcos(x))
+UNARY_KERNEL(unary_erf, 2, verf(x))
+UNARY_KERNEL(unary_exp, 2, vexp(x))
+UNARY_KERNEL(unary_floor, 4, vround_mode(x, SB_ROUND_FLOOR))
+UNARY_KERNEL(unary_log, 2, vlog(x))
+UNARY_KERNEL(unary_neg, 4, vfloat_bits(vbits(x) ^ vset1i((int32_t)0x80000000u)))
+UNARY_KERNEL(unary_not, 4, vfloat_bits(~vbits(x)))
+UNARY_KERNEL(unary_rcp, 4, vset1(1.0f) / x)
+UNARY_KERNEL(unary_round, 4, op_round(x))
+UNARY_KERNEL(unary_rsqrt, 2, op_rsqrt(x))
+UNARY_KERNEL(unary_sign, 4, op_sign(x))
+UNARY_KERNEL(unary_sin, 2, vsin(x))
+UNARY_KERNEL(unary_sqrt, 4, vsqrt(x))
+UNARY_KERNEL(unary_tanh, 2, vtanh(x))
 
-UNARY_KERNEL(unary_zero, ((void)x, vset1(0.0f)))
+UNARY_KERNEL(unary_zero, 4, ((void)x, vset1(0.0f)))
 
 void SB_FN(unary)(const float * src, size_t size, SimdSynetUnaryOperation32fType type, float * dst)
 {
