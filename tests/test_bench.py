@@ -224,6 +224,30 @@ def test_run_measures_libraries_at_each_isa_and_the_memcpy_bound_and_restores_th
     assert {m.isa for m in ms if m.kind == "simdbind"} == set(library.isas_supported)
 
 
+def test_the_memcpy_bound_is_measured_apart_after_the_implementations(bundled, monkeypatch):
+    # Interleaved with them, the copy's traffic slowed whichever implementation came next.
+    from simdbind.bench.cases import from_descriptor
+
+    batches: list[list[str]] = []
+    real = harness.measure
+
+    def recording(entries, *args, **kwargs):
+        batches.append([name for name, _, _ in entries])
+        return real(entries, *args, **kwargs)
+
+    monkeypatch.setattr(harness, "measure", recording)
+    harness.run([from_descriptor("eltwise op=max count=2 size=4096")], bundled[:2], threads=[1], repeats=1,
+                min_time=0.0005)
+    assert batches == [[lib.name for lib in bundled[:2]], ["memcpy"]]
+
+
+def test_the_memcpy_bound_copies_written_memory():
+    # numpy.zeros' untouched pages all map the zero page, which a copy reads from cache
+    copy = harness.memcpy_bound(2 * 65536)
+    copy()
+    assert all(a.size == 65536 and a.all() for a in copy.args)  # target, source: written, nonzero
+
+
 def test_run_times_the_prepared_call_at_the_isa_of_each_library(bundled, monkeypatch):
     from simdbind.bench.cases import from_descriptor
     from simdbind.conformance.model import REGISTRY
