@@ -20,8 +20,8 @@ SIMD_API int SimdBindIsaSupported(int isa);
 SIMD_API int SimdBindGetIsa(void);
 /* Selects ISA `isa` for later calls; returns 0, or -1 (and changes nothing) if it is unsupported. */
 SIMD_API int SimdBindSetIsa(int isa);
-/* The streaming threshold: a unary operation that touches at least this many bytes in a call (input read plus
-   output written) writes its output with non-temporal stores, which skip reading each destination line into a
+/* The streaming threshold: a unary operation or an eltwise that touches at least this many bytes in a call (inputs
+   read plus output written) writes its output with non-temporal stores, which skip reading each destination line into a
    cache it would only pass through. Default: the size of one last-level cache. */
 SIMD_API size_t SimdBindGetStreamingBytes(void);
 SIMD_API void SimdBindSetStreamingBytes(size_t bytes);
