@@ -394,9 +394,10 @@ def _run_case(item: Listed, module: Any, libraries: Sequence[LibraryImplementati
             e.measurement.finish()
         break
     if amount.moved and getattr(module, "BOUND", True):  # apart, after the others (see the module's docstring)
-        bound = _Entry(new(MEMCPY, "bound"), call=memcpy_bound(amount.moved))
+        copy = memcpy_bound(amount.moved)
+        bound = _Entry(new(MEMCPY, "bound"), call=copy)
         bound.measurement.number, bound.measurement.samples = measure(
-            [(MEMCPY, bound.call, None)], repeats, min_time, timer)[MEMCPY]
+            [(MEMCPY, copy, None)], repeats, min_time, timer)[MEMCPY]
         bound.measurement.finish()
         entries.append(bound)
     return [e.measurement for e in entries]
