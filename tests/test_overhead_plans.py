@@ -151,12 +151,18 @@ def test_arrays_are_checked_on_every_planned_call(lib):
     assert simdbind.pooling_max(strided, 2, stride=2, library=lib).tobytes() == result.tobytes()
 
 
-def test_gather_indices_are_range_checked_on_every_planned_call(lib):
+def planned_gather(lib):
+    """data, index and their result after two calls, the second one planned."""
     data = img((4, 5))
     index = np.array([[0, 4, -5, 2, 1]] * 4, np.int64)
     expected = np.take_along_axis(data, index % 5, axis=1)
     for _ in range(2):
         np.testing.assert_array_equal(simdbind.gather_elements(data, index, 1, library=lib), expected)
+    return data, index, expected
+
+
+def test_gather_indices_are_range_checked_on_every_planned_call(lib):
+    data, index, _ = planned_gather(lib)
     for bad in (5, -6):
         wrong = index.copy()
         wrong[2, 3] = bad
@@ -169,11 +175,7 @@ def test_gather_indices_are_range_checked_on_every_planned_call(lib):
 
 
 def test_gather_arguments_equal_to_planned_ones_are_still_refused(lib):
-    data = img((4, 5))
-    index = np.array([[0, 4, -5, 2, 1]] * 4, np.int64)
-    expected = np.take_along_axis(data, index % 5, axis=1)
-    for _ in range(2):
-        np.testing.assert_array_equal(simdbind.gather_elements(data, index, 1, library=lib), expected)
+    data, index, expected = planned_gather(lib)
     assert len(plans(lib)) == 1
     for axis in (True, 1.0):  # equal to 1 in Python; refused by the ordinary checks
         with pytest.raises(ArgumentError, match="axis: must be an integer"):
