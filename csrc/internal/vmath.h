@@ -20,8 +20,8 @@
  *   NaN input gives NaN output in every function.
  *
  * The polynomial coefficients were fitted for this file (weighted minimax on Chebyshev nodes, float64), then
- * rounded to float32 and checked in float32 arithmetic; tools/fit_pieces.py fits and prints the AVX-512 tables of
- * erf and tanh.
+ * rounded to float32 and checked in float32 arithmetic; tools/fit_pieces.py fits and prints the tables of the
+ * piecewise erf and tanh.
  */
 #ifndef SB_VMATH_H
 #define SB_VMATH_H
@@ -68,7 +68,7 @@ SB_INLINE vf sb_vm_copysign(vf magnitude, vf sign)
 #else
 #define SB_VM_AVX512 0
 #endif
-/* An 8-lane AVX2 unit (vpermps, rcpps and the other 256-bit instructions apply to vf as it is). */
+/* An 8-lane AVX2 unit (vpermps and the other 256-bit instructions apply to vf as it is). */
 #define SB_VM_AVX2 (SB_ISA_AT_LEAST(2) && !SB_ISA_AT_LEAST(3))
 
 /* x + x (a quiet NaN) where x is NaN, else y. */
@@ -248,9 +248,9 @@ SB_INLINE vf vlog(vf x)
 #endif
 }
 
-/* Piecewise polynomials, where a permute looks a coefficient up for every lane at once: 32 pieces at AVX-512 (two-table
-   vpermt2ps), 8 at AVX2 (vpermps). erf (both) and tanh (AVX-512) are one polynomial each for every |x| there: no
-   branch on the size of |x|, no exponential, no division. For a = |x| clamped to where f rounds to 1, piece
+/* Piecewise polynomials, where a permute looks a coefficient up for every lane at once: 32 pieces at AVX-512
+   (two-table vpermt2ps), 8 at AVX2 (vpermps). erf (both) and tanh (AVX-512) are one polynomial each for every |x|
+   there: no branch on the size of |x|, no exponential, no division. For a = |x| clamped to where f rounds to 1, piece
    k = min(round(a * scale), SB_VM_PIECES - 1) holds a polynomial P_k in t = a - k * width:
        k < small:   f = a + a * P_k(t)   (P_k ~ f(a)/a - 1: relative accuracy down to the subnormals, f(0) = 0)
        k >= small:  f = 1 - P_k(t)       (P_k ~ 1 - f(a), whose rounding stays well below 1's ulp)
@@ -362,8 +362,8 @@ SB_INLINE vf verf(vf x)
 #endif
 
 #if !SB_VM_AVX512
-/* tanh below AVX-512: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10 (tanh == 1).
-   Branches as erf's. */
+/* tanh below AVX-512: |x| < 0.625: x + x^3 P(x^2); else sign(x) * (1 - 2 / (exp(2|x|) + 1)), |x| clamped to 10
+   (tanh == 1). Branches as erf's. */
 SB_INLINE vf sb_vm_tanh_small(vf x)
 {
     vf x2 = x * x;
