@@ -158,32 +158,47 @@ SB_INLINE vf sb_vm_poly7(vf t, vf t2, float c0, float c1, float c2, float c3, fl
 #undef SB_VM_STEP
 #endif
 
-/* exp(x) = 2^n * exp(r), r = x - n*ln2 in [-ln2/2, ln2/2]; exp(r) = 1 + r + r^2 * P(r). For xc in [-104, 88.75]
-   or NaN (which propagates through every step to the result); vexp clamps to that range, callers whose arguments
-   lie in it already skip the clamp. */
-SB_INLINE vf sb_vm_exp_in_range(vf xc)
+/* exp(x) = 2^n * exp(r), r = x - n*ln2 in [-ln2/2, ln2/2]; exp(r) = 1 + r + r^2 * P(r). Returns exp(r); *t holds
+   n + 1.5 * 2^23 (its low bits are n as an integer), *n holds n. NaN propagates through every step. */
+SB_INLINE vf sb_vm_exp_reduced(vf x, vf * t, vf * n)
 {
-    /* n = round(x / ln2): the fused product plus 1.5 * 2^23 rounds once, and t's low bits are n as an integer. */
+    /* n = round(x / ln2): the fused product plus 1.5 * 2^23 rounds once. */
     const vf magic = vset1(12582912.0f);
-    vf t = vfmadd(xc, vset1(1.44269504088896341f), magic);
-    vf n = t - magic;
-    vf r = vfmadd(n, vset1(-0.693359375f), xc);         /* exact: 9-bit constant times |n| <= 151 */
-    r = vfmadd(n, vset1(2.12194440e-4f), r);            /* ln2 = 0.693359375 - 2.12194440e-4 */
+    *t = vfmadd(x, vset1(1.44269504088896341f), magic);
+    *n = *t - magic;
+    vf r = vfmadd(*n, vset1(-0.693359375f), x);         /* exact: 9-bit constant times |n| <= 151 */
+    r = vfmadd(*n, vset1(2.12194440e-4f), r);            /* ln2 = 0.693359375 - 2.12194440e-4 */
     vf r2 = r * r;
     vf p = sb_vm_poly4(r, r2, 0.4999999403953552f, 0.1666652113199234f, 0.04166838899254799f,
         0.008368710055947304f, 0.0013814611593261361f);
-    vf y = vfmadd(r2, p, r) + vset1(1.0f);              /* r == 0 gives exactly 1 */
+    return vfmadd(r2, p, r) + vset1(1.0f);              /* r == 0 gives exactly 1 */
+}
+
+#if !SB_VM_AVX512
+/* (bits(t) << 23) is n << 23: 1.5 * 2^23 has no bit in the low 9. While 2^n and y * 2^n are normal (|n| <= 125),
+   adding it to y's exponent is the exact product; 1 if every lane is so (NaN is not). */
+SB_INLINE int sb_vm_exp_scale_fast(vf y, vf t, vf n, vf * out)
+{
+    *out = vfloat_bits(vbits(y) + (vbits(t) << 23));
+    return sb_vm_all(vabs(n) <= vset1(125.0f));
+}
+#endif
+
+/* exp for xc in [-104, 88.75] or NaN; vexp clamps to that range, callers whose arguments lie in it already skip the
+   clamp. */
+SB_INLINE vf sb_vm_exp_in_range(vf xc)
+{
+    vf t, n;
+    vf y = sb_vm_exp_reduced(xc, &t, &n);
 #if SB_VM_AVX512
     /* y * 2^n with one rounding, overflow to +inf and gradual underflow included. */
     return (vf)_mm512_scalef_ps((__m512)y, (__m512)n);
 #else
-    /* (bits(t) << 23) is n << 23: 1.5 * 2^23 has no bit in the low 9. While 2^n and y * 2^n are normal
-       (|n| <= 125), adding it to y's exponent is the exact product; otherwise 2^n in two normal factors, of which
-       only the second product can round. */
-    vi shift = vbits(t) << 23;
-    if (__builtin_expect(sb_vm_all(vabs(n) <= vset1(125.0f)), 1))
-        return vfloat_bits(vbits(y) + shift);
-    vi ni = vbits(t) - vbits(magic);
+    vf fast;
+    if (__builtin_expect(sb_vm_exp_scale_fast(y, t, n, &fast), 1))
+        return fast;
+    /* 2^n in two normal factors, of which only the second product can round. */
+    vi ni = vbits(t) - vbits(vset1(12582912.0f));
     vi n1 = ni >> 1, n2 = ni - n1;
     y = y * vfloat_bits((n1 + 127) << 23);
     return y * vfloat_bits((n2 + 127) << 23);
@@ -194,7 +209,18 @@ SB_INLINE vf vexp(vf x)
 {
     /* Clamped so that n fits the scaling; the operand order lets NaN through (maxps/minps return their second
        operand when the comparison fails). */
-    return sb_vm_exp_in_range(vmin(vset1(88.75f), vmax(vset1(-104.0f), x)));
+    vf clamped = vmin(vset1(88.75f), vmax(vset1(-104.0f), x));
+#if SB_VM_AVX512
+    return sb_vm_exp_in_range(clamped);
+#else
+    /* The clamp only matters where |n| > 125, which the fast scaling rejects anyway: most vectors skip it, and with
+       it two steps of the dependency chain. */
+    vf t, n, fast;
+    vf y = sb_vm_exp_reduced(x, &t, &n);
+    if (__builtin_expect(sb_vm_exp_scale_fast(y, t, n, &fast), 1))
+        return fast;
+    return sb_vm_exp_in_range(clamped);
+#endif
 }
 
 /* log(x) = e*ln2 + log1p(f), x = 2^e * (1 + f), 1 + f in [sqrt(1/2), sqrt(2)); log1p(f) = f - f^2/2 + f^3 Q(f). */
