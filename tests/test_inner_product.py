@@ -155,7 +155,7 @@ def test_multithreaded_gemm_matches_single_thread(bundled):
     np.testing.assert_allclose(results[0], A.astype(np.float64) @ B, atol=1e-4)
 
 
-@pytest.mark.parametrize("M", [1, 6, 7, 64])
+@pytest.mark.parametrize("M", [1, 6, 7, 19, 64])
 def test_a_column_does_not_depend_on_how_many_there_are(bundled, M):
     """Each output column is one chain of multiply-adds over K, however wide N is: the GEMM computes a last panel of
     at most one vector with one vector of accumulators (not its zero padding as well), and the columns of N = 1..40

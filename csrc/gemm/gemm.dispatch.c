@@ -42,6 +42,16 @@
 #endif
 #define NV 2
 #define NR (NV * SB_W)
+/* Rows a panel of one vector of columns takes at once: MR rows would leave MR accumulators, at MR = 6 fewer than the
+   multiply-adds that must be in flight to hide their latency (two units, four cycles); twice the rows keep both
+   units busy (the 8 output channels past the first 16 of MobileNet's 1x1 project to 24, at avx2: the conv ran at
+   0.90x upstream). Rows of A read in place only: a pack_a panel holds MR rows. */
+#define MR_NARROW (MR < 8 ? 2 * MR : MR)
+#if MR_NARROW != 12
+#error "SB_NARROW_CASES covers MR_NARROW = 12"
+#endif
+#define SB_NARROW_CASES(CASE) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) \
+    CASE(11)
 /* B panel of KC x NR floats: 16 KiB, 32 KiB at AVX-512 (half the K blocks, so half the passes that reload C: 5% at
    M = 64..256, K = 1024; the 48 KiB L1 of the AVX-512 cores measured holds it with a 12-row block of A). */
 #if SB_W == 16
@@ -90,7 +100,7 @@ SB_INLINE void store_c(float * c, vf x, size_t v, size_t nc, int accumulate)
 }
 
 /* C[mr][nc] (accumulate ? += : =) the accumulators c, then the fused epilogue fe if any. */
-SB_INLINE void kernel_finish(const int mr, const int nv, vf c[MR][NV], float * C, size_t ldc, size_t nc,
+SB_INLINE void kernel_finish(const int mr, const int nv, vf c[MR_NARROW][NV], float * C, size_t ldc, size_t nc,
     int accumulate, const sb_epilogue * fe, size_t row0, size_t col0)
 {
     if (fe == NULL) {
@@ -163,7 +173,7 @@ SB_INLINE void kernel(const int mr, const int nv, size_t kc, const float * A, si
     for (int i = 0; i < mr; ++i)
         for (int o = 0; o < nv * SB_W; o += 16)
             __builtin_prefetch(C + i * ldc + o, 1, 3);
-    vf c[MR][NV];
+    vf c[MR_NARROW][NV];
     for (int i = 0; i < mr; ++i)
         for (int v = 0; v < nv; ++v)
             c[i][v] = vset1(0.0f);
@@ -213,13 +223,21 @@ SB_INLINE void kernel(const int mr, const int nv, size_t kc, const float * A, si
 
 /* fe: an epilogue to apply on the registers (sb_epilogue_fusable), else NULL; (row0, col0): C's place in the
    output, for the bias. bs: the panel's row stride, NR for zero-padded panels (full) or nc for a compact last one. */
-/* kernel() for mr in 1 .. MR, each count its own inlined kernel (accumulators in registers). */
+/* kernel() for mr in 1 .. MR (1 .. MR_NARROW for one vector of columns), each count its own inlined kernel
+   (accumulators in registers). */
 SB_INLINE void kernel_rows(size_t mr, const int nv, size_t kc, const float * A, size_t lda, const int packed_a,
     const float * B, size_t bs, float * C, size_t ldc, size_t nc, int accumulate, const int full,
     const sb_epilogue * fe, size_t row0, size_t col0)
 {
 #define SB_KCASE(m) \
     case m: kernel(m, nv, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0, 0); break;
+    if (MR_NARROW > MR && nv == 1 && !packed_a) {
+        switch (mr) {
+        SB_NARROW_CASES(SB_KCASE)
+        default: kernel(MR_NARROW, 1, kc, A, lda, 0, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0, 0); break;
+        }
+        return;
+    }
     switch (mr) {
     SB_MR_CASES(SB_KCASE)
     default: kernel(MR, nv, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0, 0); break;
@@ -285,7 +303,7 @@ static void pack_a(const float * A, size_t lda, size_t rows, size_t kc, float * 
 SB_INLINE void kernel_taps(const int mr, size_t T, const float * const * taps, size_t lda, size_t ldk, size_t Kt,
     const float * B, float * C, size_t ldc, size_t nc, const sb_epilogue * fe, size_t row0, size_t col0)
 {
-    vf c[MR][NV];
+    vf c[MR_NARROW][NV];
     for (int i = 0; i < mr; ++i)
         for (int v = 0; v < NV; ++v)
             c[i][v] = vset1(0.0f);
@@ -617,8 +635,13 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
                         bs = j->ldb;
                         full = nc == NR;
                     }
-                    for (size_t i = mb; i < me; i += MR) {
-                        size_t mr = min_size(MR, me - i);
+                    const size_t rows = NV > 1 && nc <= SB_W && !apack ? MR_NARROW : MR;
+                    for (size_t i = mb, mr; i < me; i += mr) {
+                        mr = min_size(rows, me - i);
+                        /* A last row that MR-row blocks leave alone stays alone: kernel() sums a single row in
+                           another order, and a column must not depend on the panel it falls in. */
+                        if (mr == me - i && mr > MR && mr % MR == 1)
+                            --mr;
                         const sb_epilogue * fe = last && fuse ? e : NULL;
                         if (mode == MODE_PACKED && mr == 1)
                             gemv_panel(kc, A + i * lda + k0, panel, C + i * ldc + n, nc, k0 > 0, fe, i, n);
