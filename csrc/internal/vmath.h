@@ -440,20 +440,27 @@ SB_INLINE vf sb_vm_sincos(vf x, int offset)
     vf rl = (rh - r) - nc3;
     rl = rl - vfmadd(n, vset1(2.5632829192545614e-12f), n * vset1(6.123234262925839e-17f));
     vf r2 = r * r;
-    vf s = vset1(-0.00019515282474458218f);
-    s = vfmadd(s, r2, vset1(0.00833216030150652f));
-    s = vfmadd(s, r2, vset1(-0.16666655242443085f));
-    s = r + vfmadd(r * r2, s, rl);                        /* sin(r + rl) ~ sin(r) + rl */
-    vf c = vset1(2.4433154976577498e-05f);
-    c = vfmadd(c, r2, vset1(-0.0013887316454201937f));
-    c = vfmadd(c, r2, vset1(0.04166664555668831f));
-    c = vset1(1.0f) + vfmadd(r2 * r2, c, vfmadd(r2, vset1(-0.5f), -(r * rl))); /* cos(r + rl) ~ cos(r) - r*rl */
+    /* Each lane needs one of the two polynomials, sin(r + rl) ~ r + (r^3 S(r^2) + rl) or
+       cos(r + rl) ~ 1 + (r^4 C(r^2) + (-r^2/2 - r*rl)): one evaluation whose coefficients, powers and terms are
+       chosen per lane (blends) does the multiply-adds of one, with the roundings of each. */
     vi q = ni + vset1i(offset);
 #if SB_VM_AVX512
-    vf y = (vf)_mm512_mask_blend_ps(_mm512_test_epi32_mask((__m512i)q, _mm512_set1_epi32(1)), (__m512)s, (__m512)c);
+    __mmask16 odd = _mm512_test_epi32_mask((__m512i)q, _mm512_set1_epi32(1));
+#define SB_VM_PICK(c, s) (vf)_mm512_mask_blend_ps(odd, (__m512)(s), (__m512)(c))
+#elif SB_VM_AVX2
+    __m256 odd = (__m256)(q << 31);
+#define SB_VM_PICK(c, s) (vf)_mm256_blendv_ps((__m256)(s), (__m256)(c), odd)
 #else
-    vf y = vselect((q & 1) != 0, c, s);
+    vi odd = (q & 1) != 0;
+#define SB_VM_PICK(c, s) vselect(odd, (c), (s))
 #endif
+    vf p = SB_VM_PICK(vset1(2.4433154976577498e-05f), vset1(-0.00019515282474458218f));
+    p = vfmadd(p, r2, SB_VM_PICK(vset1(-0.0013887316454201937f), vset1(0.00833216030150652f)));
+    p = vfmadd(p, r2, SB_VM_PICK(vset1(0.04166664555668831f), vset1(-0.16666655242443085f)));
+    vf power = r2 * SB_VM_PICK(r2, r);
+    vf low = SB_VM_PICK(vfmadd(r2, vset1(-0.5f), -(r * rl)), rl);
+    vf y = SB_VM_PICK(vset1(1.0f), r) + vfmadd(power, p, low);
+#undef SB_VM_PICK
     y = vfloat_bits(vbits(y) ^ (vi)((vu)(q & 2) << 30));
     if (!offset) { /* sin(-0) == -0 */
 #if SB_VM_AVX512
