@@ -44,11 +44,12 @@ SB_INLINE int sb_vm_any(vi mask)
 #endif
 }
 
-/* Round to the nearest integer (ties to even) for |x| < 2^22, as a float and as an int32. */
-SB_INLINE vf sb_vm_rint(vf x, vi * n)
+/* x * c rounded to the nearest integer (ties to even) for |x * c| < 2^22, as a float and as an int32; with FMA the
+   product is not rounded first. */
+SB_INLINE vf sb_vm_rint_product(vf x, vf c, vi * n)
 {
     const vf magic = vset1(12582912.0f); /* 1.5 * 2^23 */
-    vf t = x + magic;
+    vf t = vfmadd(x, c, magic);
     *n = vbits(t) - vbits(magic);
     return t - magic;
 }
@@ -429,7 +430,7 @@ static __attribute__((noinline, cold)) vf sb_vm_sincos_big(vf x, vf y, int offse
 SB_INLINE vf sb_vm_sincos(vf x, int offset)
 {
     vi ni;
-    vf n = sb_vm_rint(x * vset1(0.636619772367581343f), &ni);
+    vf n = sb_vm_rint_product(x, vset1(0.636619772367581343f), &ni);
     /* pi/2 = C1 + C2 + C3 + C4 + C5; C1..C3 have <= 12 significant bits, so n*Ci is exact for |n| < 2^12, and
        r_hi = x - n*C1 - n*C2 is exact too (a multiple of ulp(x) below 2). r + rl carries the reduced argument in
        float-float so that no rounding of the reduction reaches the result. */
