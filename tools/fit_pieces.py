@@ -8,7 +8,8 @@ For a = |x| clamped to `high` (where f rounds to 1), piece k = min(round(a / wid
 [(k - 1/2) width, (k + 1/2) width] (the last one up to `high`) and holds a polynomial P_k of `degree` in
 t = a - k * width:
     k < small:   f(a) = a + a * P_k(t),  P_k ~ f(a)/a - 1  (relative accuracy down to the subnormals, f(0) = 0)
-    k >= small:  f(a) = 1 - P_k(t),      P_k ~ 1 - f(a)    (small enough that its rounding stays below 1's ulp)
+    k >= small:  f(a) = 1 + P_k(t),      P_k ~ f(a) - 1    (small enough that its rounding stays below 1's ulp)
+(so the kernel computes m + m * P_k with m = a or 1)
 Where 1/width is not a float the kernel's k can be a neighbour's at a piece's end, so pieces are then fitted a little
 beyond their ends. Each piece is a least-squares fit on Chebyshev nodes, close to minimax for functions this smooth.
 The coefficients are rounded to float32 one at a time from the constant term up, the higher ones refitted after each
@@ -62,7 +63,7 @@ def interval(spec: Spec, k: int) -> tuple[float, float]:
 def target(spec: Spec, k: int, a: np.ndarray) -> np.ndarray:
     """What piece k's polynomial approximates."""
     if k >= spec.small:
-        return np.vectorize(spec.one_minus_f)(a)
+        return -np.vectorize(spec.one_minus_f)(a)
     safe = np.where(a == 0, 1.0, a)
     return np.where(a == 0, 0.0, np.vectorize(spec.f)(safe) / safe - 1)  # f'(0) = 1 + P(0)
 
@@ -97,7 +98,8 @@ def max_ulp(spec: Spec, k: int, c: list[float]) -> float:
     p = np.full_like(t, np.float32(c[spec.degree]))
     for j in range(spec.degree - 1, -1, -1):
         p = fma32(p, t, np.full_like(t, np.float32(c[j])))
-    y = fma32(p, a, a) if k < spec.small else fma32(p, np.full_like(a, -1), np.ones_like(a))
+    m = a if k < spec.small else np.ones_like(a)
+    y = fma32(p, m, m)
     exact = np.vectorize(spec.f)(a.astype(np.float64))
     ulp = 2.0 ** (np.floor(np.log2(exact)) - 23)
     return float(np.max(np.abs(y - exact) / ulp))
