@@ -176,11 +176,17 @@ SB_INLINE vf sb_vm_exp_reduced(vf x, vf * t, vf * n)
 }
 
 #if !SB_VM_AVX512
-/* (bits(t) << 23) is n << 23: 1.5 * 2^23 has no bit in the low 9. While 2^n and y * 2^n are normal (|n| <= 125),
-   adding it to y's exponent is the exact product; 1 if every lane is so (NaN is not). */
+/* y * 2^n where 2^n and y * 2^n are normal (|n| <= 125, not NaN): (bits(t) << 23) is n << 23 (1.5 * 2^23 has no bit
+   in the low 9), and adding it to y's exponent is the exact product. */
+SB_INLINE vf sb_vm_exp_scale(vf y, vf t)
+{
+    return vfloat_bits(vbits(y) + (vbits(t) << 23));
+}
+
+/* sb_vm_exp_scale(y, t) in *out, and 1 if every lane's n allows it (NaN does not). */
 SB_INLINE int sb_vm_exp_scale_fast(vf y, vf t, vf n, vf * out)
 {
-    *out = vfloat_bits(vbits(y) + (vbits(t) << 23));
+    *out = sb_vm_exp_scale(y, t);
     return sb_vm_all(vabs(n) <= vset1(125.0f));
 }
 #endif
@@ -409,14 +415,17 @@ SB_INLINE vf sb_vm_tanh_small(vf x)
 SB_INLINE vf vtanh(vf x)
 {
     vf ax = vabs(x);
-    vi is_small = ax < vset1(0.625f);                     /* false for NaN */
     vf y;
-    if (sb_vm_all(is_small)) {
+    if (sb_vm_all(ax < vset1(0.625f))) {
         y = sb_vm_tanh_small(x);
     } else {
-        /* NaN stays NaN through the min (its second operand) and the exponential */
-        vf e = sb_vm_exp_in_range(vset1(2.0f) * vmin(vset1(10.0f), ax));
-        y = vselect(is_small, sb_vm_tanh_small(x), vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f)));
+        /* The min turns NaN into 10 (its second operand), so the exponential of 2|x| <= 20 needs no range check;
+           NaN lanes take the polynomial, which keeps them NaN. */
+        vf t, n;
+        vf e = sb_vm_exp_reduced(vset1(2.0f) * vmin(ax, vset1(10.0f)), &t, &n);
+        e = sb_vm_exp_scale(e, t);
+        vi is_large = ax >= vset1(0.625f);                  /* false for NaN */
+        y = vselect(is_large, vset1(1.0f) - vset1(2.0f) / (e + vset1(1.0f)), sb_vm_tanh_small(x));
     }
     /* copysign also keeps tanh(-0) == -0, which the polynomial loses (-0 * negative == +0) */
     return sb_vm_copysign(y, x);
