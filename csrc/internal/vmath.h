@@ -445,12 +445,17 @@ static __attribute__((noinline, cold)) vf sb_vm_sincos_big(vf x, vf y, int offse
 /* sin(x) for quadrant offset 0, cos(x) = sin(x + pi/2) for offset 1: x = n*pi/2 + r, |r| <= pi/4. */
 SB_INLINE vf sb_vm_sincos(vf x, int offset)
 {
+    /* sin on v = |x| (it is odd, and the arithmetic below is symmetric, so the magnitudes are those of x): x's sign
+       then joins the quadrant's in one bit operation, and sin(-0) == -0 comes with it. cos on x itself (measured
+       3% faster than on |x|). */
+    vf a = vabs(x);
+    vf v = offset ? x : a;
     vi ni;
-    vf n = sb_vm_rint_product(x, vset1(0.636619772367581343f), &ni);
+    vf n = sb_vm_rint_product(v, vset1(0.636619772367581343f), &ni);
     /* pi/2 = C1 + C2 + C3 + C4 + C5; C1..C3 have <= 12 significant bits, so n*Ci is exact for |n| < 2^12, and
-       r_hi = x - n*C1 - n*C2 is exact too (a multiple of ulp(x) below 2). r + rl carries the reduced argument in
+       r_hi = v - n*C1 - n*C2 is exact too (a multiple of ulp(v) below 2). r + rl carries the reduced argument in
        float-float so that no rounding of the reduction reaches the result. */
-    vf rh = vfmadd(n, vset1(-1.5703125f), x);
+    vf rh = vfmadd(n, vset1(-1.5703125f), v);
     rh = vfmadd(n, vset1(-0.0004837512969970703f), rh);
     vf nc3 = n * vset1(7.549533620476723e-08f);
     vf r = rh - nc3;
@@ -478,16 +483,11 @@ SB_INLINE vf sb_vm_sincos(vf x, int offset)
     vf low = SB_VM_PICK(vfmadd(r2, vset1(-0.5f), -(r * rl)), rl);
     vf y = SB_VM_PICK(vset1(1.0f), r) + vfmadd(power, p, low);
 #undef SB_VM_PICK
-    y = vfloat_bits(vbits(y) ^ (vi)((vu)(q & 2) << 30));
-    if (!offset) { /* sin(-0) == -0 */
-#if SB_VM_AVX512
-        y = (vf)_mm512_mask_mov_ps((__m512)y, _mm512_cmp_ps_mask((__m512)x, _mm512_setzero_ps(), _CMP_EQ_OQ),
-            (__m512)x);
-#else
-        y = vselect(x == vset1(0.0f), x, y);
-#endif
-    }
-    if (__builtin_expect(sb_vm_any_gt(vabs(x), vset1(6000.0f)), 0))
+    vi sign = (vi)((vu)q << 30);                          /* bit 1 of q: the quadrants where the sign flips */
+    if (!offset)
+        sign ^= vbits(x);
+    y = vfloat_bits(vbits(y) ^ (sign & vset1i((int32_t)0x80000000u)));
+    if (__builtin_expect(sb_vm_any_gt(a, vset1(6000.0f)), 0))
         y = sb_vm_sincos_big(x, y, offset);
     return y;
 }
