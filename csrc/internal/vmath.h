@@ -282,10 +282,12 @@ SB_INLINE vf vlog(vf x)
        negative -> NaN, positive -> y (vfixupimmps response codes 1, 2, 4, 8, 3, 5, 3, 0). */
     return (vf)_mm512_fixupimm_ps((__m512)y, (__m512)x, _mm512_set1_epi32(0x03538421), 0);
 #else
-    /* Positive normal finite x (the common case) needs neither the subnormal scaling nor the special values. */
-    vi normal = (x >= vset1(1.17549435e-38f)) & (x < vset1(INFINITY));
-    if (__builtin_expect(sb_vm_all(normal), 1))
-        return sb_vm_log_bits(vbits(x), vset1i(0));
+    /* Positive normal finite x (the common case) needs neither the subnormal scaling nor the special values. Adding
+       0x7f800000 maps their bit patterns, 0x00800000 to 0x7f7fffff, to the int32s below -2^24 and every other
+       pattern to -2^24 or above: one integer comparison finds them (two float ones and an and did). */
+    vi bits = vbits(x);
+    if (__builtin_expect(sb_vm_all(vset1i(-(1 << 24)) > (vi)((vu)bits + 0x7f800000u)), 1))
+        return sb_vm_log_bits(bits, vset1i(0));
     vi tiny = x < vset1(1.17549435e-38f);                 /* subnormals (and <= 0, fixed below) scaled by 2^23 */
     vf y = sb_vm_log_bits(vbits(vselect(tiny, x * vset1(8388608.0f), x)), tiny & vset1i(23));
     y = vselect(x == vset1(INFINITY), x, y);
