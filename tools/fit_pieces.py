@@ -3,7 +3,7 @@
     python tools/fit_pieces.py erf       # each piece's error, then the initializer of the AVX-512 sb_vm_erf_pieces
     python tools/fit_pieces.py tanh      # the same for the AVX-512 sb_vm_tanh_pieces
     python tools/fit_pieces.py erf-avx2  # the AVX2 sb_vm_erf_pieces (8 pieces: one vpermps per coefficient)
-    python tools/fit_pieces.py log       # vlog's AVX-512 table (16 entries), its polynomial and its error
+    python tools/fit_pieces.py log       # vlog's AVX-512 table (32 entries), its polynomial and its error
     python tools/fit_pieces.py log-avx2  # the same for AVX2 (8 entries)
 
 For a = |x| clamped to `high` (where f rounds to 1), piece k = min(round(a / width), pieces - 1) covers
@@ -121,13 +121,13 @@ def c_float(v: np.float32) -> str:
 # is exact too). `bias` is the exponent's bias folded into the table (127 where e is read from the raw exponent field).
 @dataclass(frozen=True)
 class LogSpec:
-    entries: int  # 16 at AVX-512 (vpermps zmm), 8 at AVX2 (vpermps ymm)
+    entries: int  # 32 at AVX-512 (two-table vpermt2ps), 8 at AVX2 (vpermps)
     ones: int
     bias: int
     degree: int  # of P: r + r^2 P(r) reaches r^(degree + 2)
 
 
-LOG_SPECS = {"log": LogSpec(entries=16, ones=1, bias=0, degree=3),
+LOG_SPECS = {"log": LogSpec(entries=32, ones=1, bias=0, degree=2),
              "log-avx2": LogSpec(entries=8, ones=1, bias=127, degree=4)}
 LOG_GRID = 2.0**-17
 
@@ -187,7 +187,11 @@ def log_kernel(m: np.ndarray, e: int, spec: LogSpec, ln2_hi: float, ln2_lo: floa
     r = fma32(m, invc, np.float32(-1))
     r2 = r * r
     c = [np.full_like(r, np.float32(v)) for v in p]
-    high = fma32(c[3], r, c[2]) if spec.degree == 3 else fma32(c[4], r2, fma32(c[3], r, c[2]))
+    high = c[2]
+    if spec.degree >= 3:
+        high = fma32(c[3], r, high)
+    if spec.degree == 4:
+        high = fma32(c[4], r2, high)
     poly = fma32(high, r2, fma32(c[1], r, c[0]))  # Estrin, as the kernel
     ef = np.full_like(r, np.float32(e))
     lo = fma32(ef, np.float32(ln2_lo), lo_c)

@@ -199,21 +199,23 @@ SB_INLINE vf vexp(vf x)
 
 #if SB_VM_AVX512 || SB_VM_AVX2
 /* log at AVX-512 and AVX2, by table: x = 2^e * m, m in [1, 2); entry i of N covers m in [1 + i/N, 1 + (i+1)/N)
-   (N = 16 at AVX-512, one vpermps of a zmm register; 8 at AVX2, of a ymm) and holds invc ~ 1/c, c its middle, and
-   log(c) in two parts. log(x) = e*ln2 + log(c) + log1p(r), r = m*invc - 1 (one fused rounding), log1p(r) =
-   r + r^2 P(r): P of degree 3 for r in [-1/32, 1/16) at AVX-512, 4 for [-1/16, 1/8) at AVX2. That is 17 instructions
-   at AVX-512, where one polynomial in m - 1 over [sqrt(1/2), sqrt(2)) took 22 and twice the dependency chain. The
-   first entry has c = 1 (r = m - 1), the last c = 2 (r = m/2 - 1), both exact, so that log keeps its relative
-   accuracy next to x = 1 on both sides (below 1, e*ln2 and log(2) cancel exactly). ln2 and log(c) are split on the
-   grid 2^-17, where e*ln2_hi + log(c)_hi is exact for every float's e; the low parts join r^2 P before r does, so
-   that the sum rounds twice at r's scale and once at the result's. The AVX2 table holds the exponent field's bias of
-   127 too. tools/fit_pieces.py log (and log-avx2) computes the tables and P and prints their error. */
+   (N = 32 at AVX-512, a two-table vpermt2ps; 8 at AVX2, a vpermps) and holds invc ~ 1/c, c its middle, and log(c)
+   in two parts. log(x) = e*ln2 + log(c) + log1p(r), r = m*invc - 1 (one fused rounding), log1p(r) = r + r^2 P(r): P
+   of degree 2 for r in [-1/64, 1/32) at AVX-512, 4 for [-1/16, 1/8) at AVX2. These functions are bound by their
+   instruction count: 16 at AVX-512 where one polynomial in m - 1 over [sqrt(1/2), sqrt(2)) took 22 (with twice the
+   dependency chain), 22 at AVX2 where it took 32. The first entry has c = 1 (r = m - 1), the last c = 2
+   (r = m/2 - 1), both exact, so that log keeps its relative accuracy next to x = 1 on both sides (below 1, e*ln2 and
+   log(2) cancel exactly). ln2 and log(c) are split on the grid 2^-17, where e*ln2_hi + log(c)_hi is exact for every
+   float's e; the low parts join r^2 P before r does, so that the sum rounds twice at r's scale and once at the
+   result's. The AVX2 table holds the exponent field's bias of 127 too. tools/fit_pieces.py log (and log-avx2)
+   computes the tables and P and prints their error. */
 #if SB_VM_AVX512
-#define SB_VM_LOG_ENTRY(row, i) (vf)_mm512_permutexvar_ps((__m512i)(i), _mm512_load_ps(row))
-static const float sb_vm_log_entries[3][16] __attribute__((aligned(64))) = {
-    {1.0f, 0.914285719f, 0.864864886f, 0.820512831f, 0.780487776f, 0.744186044f, 0.711111128f, 0.680851042f, 0.653061211f, 0.627451003f, 0.603773594f, 0.581818163f, 0.561403513f, 0.542372882f, 0.524590135f, 0.5f},
-    {0.0f, 0.0896148682f, 0.145179749f, 0.197822571f, 0.247833252f, 0.295463562f, 0.340927124f, 0.384414673f, 0.426086426f, 0.466087341f, 0.504554749f, 0.541595459f, 0.577316284f, 0.611801147f, 0.645141602f, 0.693145752f},
-    {0.0f, -2.71506224e-06f, 2.23709503e-06f, 3.15949069e-06f, 2.94920437e-06f, 6.54607391e-07f, -5.61267257e-07f, -2.9422763e-06f, -2.00998124e-06f, 2.35322568e-06f, 1.24731605e-06f, 1.85511328e-06f, -9.26595419e-07f, 3.91782407e-07f, -3.58430952e-06f, 1.42860517e-06f},
+#define SB_VM_LOG_ENTRY(row, i) (vf)_mm512_permutex2var_ps(_mm512_load_ps(row), (__m512i)(i), \
+    _mm512_load_ps((row) + 16))
+static const float sb_vm_log_entries[3][32] __attribute__((aligned(64))) = {
+    {1.0f, 0.955223858f, 0.927536249f, 0.901408434f, 0.876712322f, 0.853333354f, 0.83116883f, 0.810126603f, 0.790123463f, 0.771084309f, 0.752941191f, 0.735632181f, 0.719101131f, 0.703296721f, 0.688172042f, 0.673684239f, 0.659793794f, 0.646464646f, 0.633663356f, 0.621359229f, 0.609523833f, 0.598130822f, 0.587155938f, 0.576576591f, 0.566371679f, 0.556521714f, 0.547008574f, 0.537815154f, 0.528925598f, 0.520325184f, 0.512000024f, 0.5f},
+    {0.0f, 0.0458068848f, 0.0752258301f, 0.103797913f, 0.131576538f, 0.158607483f, 0.184921265f, 0.21056366f, 0.235565186f, 0.25995636f, 0.2837677f, 0.307022095f, 0.329750061f, 0.351974487f, 0.373718262f, 0.394996643f, 0.41582489f, 0.436233521f, 0.456237793f, 0.475845337f, 0.495079041f, 0.513946533f, 0.532463074f, 0.550643921f, 0.568504333f, 0.586051941f, 0.603294373f, 0.620239258f, 0.636909485f, 0.653305054f, 0.669433594f, 0.693145752f},
+    {0.0f, 2.6745488e-06f, -2.42746705e-06f, -1.10028952e-06f, -1.7284664e-07f, -2.47694788e-06f, 1.07477695e-06f, 1.08429367e-06f, 8.78315291e-07f, 1.20182654e-06f, 4.53377567e-07f, 2.94429356e-06f, 3.21509287e-06f, 1.91070671e-06f, -1.85099384e-06f, -2.87766647e-06f, 3.03574075e-06f, 3.24719849e-06f, -3.43654676e-07f, 5.58642682e-07f, -1.81191376e-06f, -7.50435902e-07f, 1.76797982e-06f, 3.1728398e-06f, 4.05581858e-07f, -2.85027954e-06f, -3.57048066e-06f, 1.10071664e-06f, -1.98071666e-06f, -3.74444539e-06f, -2.98730492e-06f, 1.42860517e-06f},
 };
 #else
 #define SB_VM_LOG_ENTRY(row, i) (vf)_mm256_permutevar8x32_ps(_mm256_load_ps(row), (__m256i)(i))
@@ -230,8 +232,7 @@ SB_INLINE vf sb_vm_log_table(vf m, vf e, vi index)
     vf r = vfmadd(m, SB_VM_LOG_ENTRY(sb_vm_log_entries[0], index), vset1(-1.0f));
     vf r2 = r * r;
 #if SB_VM_AVX512
-    vf p = vfmadd(vfmadd(vset1(0.188722625f), r, vset1(-0.250077307f)), r2,
-        vfmadd(vset1(0.33334434f), r, vset1(-0.5f)));                                    /* Estrin */
+    vf p = vfmadd(vset1(-0.244035736f), r2, vfmadd(vset1(0.33336705f), r, vset1(-0.500001192f)));
 #else
     vf p = sb_vm_poly4(r, r2, -0.499999851f, 0.333334625f, -0.250123948f, 0.200087771f, -0.144701377f);
 #endif
@@ -277,7 +278,7 @@ SB_INLINE vf vlog(vf x)
 #if SB_VM_AVX512
     /* getmant/getexp read subnormals as they are */
     __m512 m = _mm512_getmant_ps((__m512)x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
-    vf y = sb_vm_log_table((vf)m, (vf)_mm512_getexp_ps((__m512)x), vbits((vf)m) >> 19);
+    vf y = sb_vm_log_table((vf)m, (vf)_mm512_getexp_ps((__m512)x), vbits((vf)m) >> 18);
     /* By the class of x: QNaN -> x, SNaN -> quieted x, +-0 -> -inf, 1 -> +0, -inf -> NaN, +inf -> +inf,
        negative -> NaN, positive -> y (vfixupimmps response codes 1, 2, 4, 8, 3, 5, 3, 0). */
     return (vf)_mm512_fixupimm_ps((__m512)y, (__m512)x, _mm512_set1_epi32(0x03538421), 0);
