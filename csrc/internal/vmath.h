@@ -203,7 +203,7 @@ SB_INLINE vf vexp(vf x)
    in two parts. log(x) = e*ln2 + log(c) + log1p(r), r = m*invc - 1 (one fused rounding), log1p(r) = r + r^2 P(r): P
    of degree 2 for r in [-1/64, 1/32) at AVX-512, 4 for [-1/16, 1/8) at AVX2. These functions are bound by their
    instruction count: 16 at AVX-512 where one polynomial in m - 1 over [sqrt(1/2), sqrt(2)) took 22 (with twice the
-   dependency chain), 22 at AVX2 where it took 32. The first entry has c = 1 (r = m - 1), the last c = 2
+   dependency chain), 23 at AVX2 where it took 33. The first entry has c = 1 (r = m - 1), the last c = 2
    (r = m/2 - 1), both exact, so that log keeps its relative accuracy next to x = 1 on both sides (below 1, e*ln2 and
    log(2) cancel exactly). ln2 and log(c) are split on the grid 2^-17, where e*ln2_hi + log(c)_hi is exact for every
    float's e; the low parts join r^2 P before r does, so that the sum rounds twice at r's scale and once at the
