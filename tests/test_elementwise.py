@@ -201,6 +201,16 @@ def test_unary_bundled_transcendental_ops_within_2_ulp(isa_library, op, low, hig
     assert error.max() <= 2.0, f"{op}: {error.max():.2f} ulp at x={x[np.argmax(error)]!r}"
 
 
+def test_unary_log_keeps_its_relative_accuracy_next_to_one(isa_library):
+    # Every float within 8192 ulps of 1 on either side, where log(x) ~ x - 1 is tiny: a reduction that rounds
+    # anything at the scale of 1 there (vmath.h: e*ln2 against log(2) below 1, log(c) = 0 above) errs by thousands
+    # of ulps; a random sample rarely comes this close.
+    one = int(bits(f32(1.0))[0])
+    x = np.r_[np.arange(one - 8192, one), np.arange(one + 1, one + 8193)].astype(np.uint32).view(np.float32)
+    error = _ulp_error(simdbind.unary(x, "log", library=isa_library), np.log(x.astype(np.float64)))
+    assert error.max() <= 1.5, f"{error.max():.2f} ulp at x={x[np.argmax(error)]!r}"
+
+
 def test_unary_subnormal_exp_results_and_subnormal_log_inputs(isa_library):
     x = f32(-100.0, -103.0, -87.5)
     y = simdbind.unary(x, "exp", library=isa_library)

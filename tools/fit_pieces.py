@@ -3,6 +3,8 @@
     python tools/fit_pieces.py erf       # each piece's error, then the initializer of the AVX-512 sb_vm_erf_pieces
     python tools/fit_pieces.py tanh      # the same for the AVX-512 sb_vm_tanh_pieces
     python tools/fit_pieces.py erf-avx2  # the AVX2 sb_vm_erf_pieces (8 pieces: one vpermps per coefficient)
+    python tools/fit_pieces.py log       # vlog's AVX-512 table (32 entries), its polynomial and its error
+    python tools/fit_pieces.py log-avx2  # the same for AVX2 (8 entries)
 
 For a = |x| clamped to `high` (where f rounds to 1), piece k = min(round(a / width), pieces - 1) covers
 [(k - 1/2) width, (k + 1/2) width] (the last one up to `high`) and holds a polynomial P_k of `degree` in
@@ -111,10 +113,123 @@ def c_float(v: np.float32) -> str:
     return text + ("f" if any(c in text for c in ".e") else ".0f")
 
 
+# vlog's table (AVX-512 and AVX2): x = 2^e * m, m in [1, 2); entry i of `entries` covers m in [1 + i w, 1 + (i+1) w),
+# w = 1 / entries, and holds invc ~ 1/c for c its middle, rounded to float32, and log(c) = -log(invc) in two parts.
+# Then log(x) = e*ln2 + log(c) + log1p(r), r = m * invc - 1 (one fused rounding), log1p(r) = r + r^2 P(r).
+# The end entries (`ones` at each end) take c = 1 and c = 2 exactly (r = m - 1 and m/2 - 1, both exact), so that near
+# x = 1, from above (e = 0, log c = 0) and from below (e = -1, log c = ln2: the two cancel exactly), the result keeps
+# its relative accuracy. ln2 and log(c) are split on the grid 2^-17, so e * ln2_hi + log(c)_hi is
+# exact for every e of a float (|sum| < 2^7); the lower parts are float32 (ln2_lo with 17 bits, so that e * ln2_lo
+# is exact too). `bias` is the exponent's bias folded into the table (127 where e is read from the raw exponent field).
+@dataclass(frozen=True)
+class LogSpec:
+    entries: int  # 32 at AVX-512 (two-table vpermt2ps), 8 at AVX2 (vpermps)
+    ones: int
+    bias: int
+    degree: int  # of P: r + r^2 P(r) reaches r^(degree + 2)
+
+
+LOG_SPECS = {"log": LogSpec(entries=32, ones=1, bias=0, degree=2),
+             "log-avx2": LogSpec(entries=8, ones=1, bias=127, degree=4)}
+LOG_GRID = 2.0**-17
+
+
+def log_tables(spec: LogSpec) -> tuple[float, float, np.ndarray]:
+    """ln2_hi, ln2_lo and the table rows invc, log(c)_hi - bias ln2_hi, log(c)_lo - bias ln2_lo."""
+    ln2 = math.log(2)  # float64 is ample: the parts below keep 2^-35 of it
+    ln2_hi = round(ln2 / LOG_GRID) * LOG_GRID
+    ln2_lo = ln2 - ln2_hi
+    quantum = 2.0 ** (math.floor(math.log2(abs(ln2_lo))) - 16)
+    ln2_lo = round(ln2_lo / quantum) * quantum
+    table = np.zeros((3, spec.entries), dtype=np.float32)
+    for i in range(spec.entries):
+        if i < spec.ones:
+            invc, log_c_hi, log_c_lo = 1.0, 0.0, 0.0
+        elif i >= spec.entries - spec.ones:
+            invc, log_c_hi, log_c_lo = 0.5, ln2_hi, ln2_lo
+        else:
+            invc = float(np.float32(1 / (1 + (i + 0.5) / spec.entries)))
+            log_c = -math.log(invc)
+            log_c_hi = round(log_c / LOG_GRID) * LOG_GRID
+            log_c_lo = log_c - log_c_hi
+        hi = log_c_hi - spec.bias * ln2_hi
+        assert float(np.float32(hi)) == hi, "e * ln2_hi + log(c)_hi must be exact"
+        table[:, i] = invc, hi, log_c_lo - spec.bias * ln2_lo
+    return ln2_hi, ln2_lo, table
+
+
+def log_fit(r_low: float, r_high: float, degree: int) -> list[float]:
+    """float32 P, constant term first, with r + r^2 P(r) ~ log1p(r) in relative error on [r_low, r_high]
+    (Lawson's iteration towards the weighted minimax, then rounded to float32 a coefficient at a time, as in fit)."""
+    n = 400
+    r = (r_low + r_high) / 2 + (r_high - r_low) / 2 * np.cos(np.pi * (np.arange(n) + 0.5) / n)
+    y = sum((-1.0) ** (k + 1) * r ** (k - 2) / k for k in range(40, 1, -1))  # (log1p(r) - r) / r^2, |r| <= 1/8
+    basis = np.vander(r, degree + 1, increasing=True)
+    weight = np.abs(r)  # an error d in P is an error r * d relative to log1p(r) ~ r
+    lawson = np.full(n, 1.0 / n)
+    for _ in range(60):
+        w = weight * lawson
+        coefficients = np.linalg.lstsq(basis * w[:, None], y * w, rcond=None)[0]
+        lawson *= np.abs(weight * (basis @ coefficients - y))
+        lawson /= lawson.sum()
+    rounded: list[float] = []
+    for j in range(degree + 1):
+        rounded.append(float(np.float32(coefficients[j])))
+        if j < degree:
+            rest = y - basis[:, : j + 1] @ np.array(rounded)
+            coefficients[j + 1 :] = np.linalg.lstsq(basis[:, j + 1 :] * w[:, None], rest * w, rcond=None)[0]
+    return rounded
+
+
+def log_kernel(m: np.ndarray, e: int, spec: LogSpec, ln2_hi: float, ln2_lo: float, table: np.ndarray,
+               p: list[float]) -> np.ndarray:
+    """The kernel's float32 steps (vmath.h, sb_vm_log_table) for x = 2^(e - bias) * m."""
+    i = (m.view(np.uint32) >> (23 - spec.entries.bit_length() + 1)) & (spec.entries - 1)
+    invc, hi_c, lo_c = table[:, i]
+    r = fma32(m, invc, np.float32(-1))
+    r2 = r * r
+    c = [np.full_like(r, np.float32(v)) for v in p]
+    high = c[2]
+    if spec.degree >= 3:
+        high = fma32(c[3], r, high)
+    if spec.degree == 4:
+        high = fma32(c[4], r2, high)
+    poly = fma32(high, r2, fma32(c[1], r, c[0]))  # Estrin, as the kernel
+    ef = np.full_like(r, np.float32(e))
+    lo = fma32(ef, np.float32(ln2_lo), lo_c)
+    hi = fma32(ef, np.float32(ln2_hi), hi_c)
+    return hi + (r + fma32(poly, r2, lo))
+
+
+def log_main(spec: LogSpec) -> None:
+    ln2_hi, ln2_lo, table = log_tables(spec)
+    edges = 1 + np.arange(spec.entries + 1) / spec.entries
+    r_low = float(np.min(edges[:-1] * table[0] - 1))
+    r_high = float(np.max(edges[1:] * table[0] - 1))
+    p = log_fit(r_low, r_high, spec.degree)
+    m = (np.arange(1 << 23, dtype=np.uint32) | np.uint32(0x3F800000)).view(np.float32)
+    print(f"/* r in [{r_low:.6f}, {r_high:.6f}]; every m in [1, 2), error against the exact log in ulps:")
+    for e in (-149, -126, -2, -1, 0, 1, 2, 127):
+        y = log_kernel(m, e + spec.bias, spec, ln2_hi, ln2_lo, table, p).astype(np.float64)
+        exact = np.log(m.astype(np.float64)) + e * math.log(2)
+        nonzero = exact != 0
+        ulp = 2.0 ** (np.floor(np.log2(np.abs(exact[nonzero]))) - 23)
+        error = np.abs(y[nonzero] - exact[nonzero]) / ulp
+        print(f"   e = {e:4}: max {np.max(error):.3f} ulp at x = {float(m[nonzero][np.argmax(error)]) * 2.0**e:.9g}")
+    print(f"   ln2_hi {c_float(np.float32(ln2_hi))}, ln2_lo {c_float(np.float32(ln2_lo))} */")
+    print("P: " + ", ".join(c_float(np.float32(v)) for v in p))
+    for row in table:
+        print("    {" + ", ".join(c_float(v) for v in row) + "},")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("function", choices=sorted(SPECS))
-    spec = SPECS[parser.parse_args().function]
+    parser.add_argument("function", choices=sorted(SPECS) + sorted(LOG_SPECS))
+    function = parser.parse_args().function
+    if function in LOG_SPECS:
+        log_main(LOG_SPECS[function])
+        return
+    spec = SPECS[function]
     table = np.zeros((spec.degree + 1, spec.pieces), dtype=np.float32)
     for k in pieces(spec):
         table[:, k] = fit(spec, k)

@@ -230,6 +230,52 @@ SB_INLINE vf vexp(vf x)
 #endif
 }
 
+#if SB_VM_AVX512 || SB_VM_AVX2
+/* log at AVX-512 and AVX2, by table: x = 2^e * m, m in [1, 2); entry i of N covers m in [1 + i/N, 1 + (i+1)/N)
+   (N = 32 at AVX-512, a two-table vpermt2ps; 8 at AVX2, a vpermps) and holds invc ~ 1/c, c its middle, and log(c)
+   in two parts. log(x) = e*ln2 + log(c) + log1p(r), r = m*invc - 1 (one fused rounding), log1p(r) = r + r^2 P(r): P
+   of degree 2 for r in [-1/64, 1/32) at AVX-512, 4 for [-1/16, 1/8) at AVX2. These functions are bound by their
+   instruction count: 16 at AVX-512 where one polynomial in m - 1 over [sqrt(1/2), sqrt(2)) took 22 (with twice the
+   dependency chain), 23 at AVX2 where it took 33. The first entry has c = 1 (r = m - 1), the last c = 2
+   (r = m/2 - 1), both exact, so that log keeps its relative accuracy next to x = 1 on both sides (below 1, e*ln2 and
+   log(2) cancel exactly). ln2 and log(c) are split on the grid 2^-17, where e*ln2_hi + log(c)_hi is exact for every
+   float's e; the low parts join r^2 P before r does, so that the sum rounds twice at r's scale and once at the
+   result's. The AVX2 table holds the exponent field's bias of 127 too. tools/fit_pieces.py log (and log-avx2)
+   computes the tables and P and prints their error. */
+#if SB_VM_AVX512
+#define SB_VM_LOG_ENTRY(row, i) (vf)_mm512_permutex2var_ps(_mm512_load_ps(row), (__m512i)(i), \
+    _mm512_load_ps((row) + 16))
+static const float sb_vm_log_entries[3][32] __attribute__((aligned(64))) = {
+    {1.0f, 0.955223858f, 0.927536249f, 0.901408434f, 0.876712322f, 0.853333354f, 0.83116883f, 0.810126603f, 0.790123463f, 0.771084309f, 0.752941191f, 0.735632181f, 0.719101131f, 0.703296721f, 0.688172042f, 0.673684239f, 0.659793794f, 0.646464646f, 0.633663356f, 0.621359229f, 0.609523833f, 0.598130822f, 0.587155938f, 0.576576591f, 0.566371679f, 0.556521714f, 0.547008574f, 0.537815154f, 0.528925598f, 0.520325184f, 0.512000024f, 0.5f},
+    {0.0f, 0.0458068848f, 0.0752258301f, 0.103797913f, 0.131576538f, 0.158607483f, 0.184921265f, 0.21056366f, 0.235565186f, 0.25995636f, 0.2837677f, 0.307022095f, 0.329750061f, 0.351974487f, 0.373718262f, 0.394996643f, 0.41582489f, 0.436233521f, 0.456237793f, 0.475845337f, 0.495079041f, 0.513946533f, 0.532463074f, 0.550643921f, 0.568504333f, 0.586051941f, 0.603294373f, 0.620239258f, 0.636909485f, 0.653305054f, 0.669433594f, 0.693145752f},
+    {0.0f, 2.6745488e-06f, -2.42746705e-06f, -1.10028952e-06f, -1.7284664e-07f, -2.47694788e-06f, 1.07477695e-06f, 1.08429367e-06f, 8.78315291e-07f, 1.20182654e-06f, 4.53377567e-07f, 2.94429356e-06f, 3.21509287e-06f, 1.91070671e-06f, -1.85099384e-06f, -2.87766647e-06f, 3.03574075e-06f, 3.24719849e-06f, -3.43654676e-07f, 5.58642682e-07f, -1.81191376e-06f, -7.50435902e-07f, 1.76797982e-06f, 3.1728398e-06f, 4.05581858e-07f, -2.85027954e-06f, -3.57048066e-06f, 1.10071664e-06f, -1.98071666e-06f, -3.74444539e-06f, -2.98730492e-06f, 1.42860517e-06f},
+};
+#else
+#define SB_VM_LOG_ENTRY(row, i) (vf)_mm256_permutevar8x32_ps(_mm256_load_ps(row), (__m256i)(i))
+static const float sb_vm_log_entries[3][8] __attribute__((aligned(32))) = {
+    {1.0f, 0.842105269f, 0.761904776f, 0.695652187f, 0.639999986f, 0.592592597f, 0.551724136f, 0.5f},
+    {-88.0295105f, -87.8576584f, -87.757576f, -87.6666031f, -87.5832214f, -87.5062637f, -87.4348068f, -87.3363647f},
+    {-0.000181432857f, -0.000183295197f, -0.000182245276f, -0.000183367461f, -0.000183370372f, -0.000180061674f, -0.000177995695f, -0.000180004252f},
+};
+#endif
+
+/* log(2^e * m) for m in [1, 2); index's low bits are the top bits of m's fraction (the permute reads only those). */
+SB_INLINE vf sb_vm_log_table(vf m, vf e, vi index)
+{
+    vf r = vfmadd(m, SB_VM_LOG_ENTRY(sb_vm_log_entries[0], index), vset1(-1.0f));
+    vf r2 = r * r;
+#if SB_VM_AVX512
+    vf p = vfmadd(vset1(-0.244035736f), r2, vfmadd(vset1(0.33336705f), r, vset1(-0.500001192f)));
+#else
+    vf p = sb_vm_poly4(r, r2, -0.499999851f, 0.333334625f, -0.250123948f, 0.200087771f, -0.144701377f);
+#endif
+    vf lo = vfmadd(e, vset1(1.42860517e-06f), SB_VM_LOG_ENTRY(sb_vm_log_entries[2], index));
+    vf hi = vfmadd(e, vset1(0.693145752f), SB_VM_LOG_ENTRY(sb_vm_log_entries[1], index));   /* exact */
+    return hi + (r + vfmadd(p, r2, lo));
+}
+#endif
+
+#if !SB_VM_AVX512
 /* log(x) = e*ln2 + log1p(f), x = 2^e * (1 + f), 1 + f in [sqrt(1/2), sqrt(2)); log1p(f) = f - f^2/2 + f^3 Q(f). */
 SB_INLINE vf sb_vm_log_reduced(vf m, vf ef)
 {
@@ -243,41 +289,45 @@ SB_INLINE vf sb_vm_log_reduced(vf m, vf ef)
     return vfmadd(ef, vset1(0.693359375f), f + y);
 }
 
+/* log of positive normal x given as bits (x's, or x * 2^23's for subnormal x, with exponent_offset 23). */
+SB_INLINE vf sb_vm_log_bits(vi bits, vi exponent_offset)
+{
+#if SB_VM_AVX2
+    vf m = vfloat_bits((bits & vset1i(0x007fffff)) | vset1i(0x3f800000));
+    vi e = (vi)((vu)bits >> 23) - exponent_offset;        /* biased: the table holds -127*ln2 */
+    return sb_vm_log_table(m, __builtin_convertvector(e, vf), bits >> 20);
+#else
+    vi mant = (bits & vset1i(0x007fffff)) + vset1i(0x3f800000 - 0x3f3504f3);
+    vi e = ((bits >> 23) & vset1i(0xff)) - vset1i(127) - exponent_offset;
+    e = e + (mant >> 23);                                 /* 1 when the mantissa is >= sqrt(2): use m/2 */
+    vf m = vfloat_bits((mant & vset1i(0x007fffff)) + vset1i(0x3f3504f3));
+    return sb_vm_log_reduced(m, __builtin_convertvector(e, vf));
+#endif
+}
+#endif
+
 SB_INLINE vf vlog(vf x)
 {
 #if SB_VM_AVX512
-    /* getmant/getexp read subnormals as they are; m >= sqrt(2) is halved (exact) and its exponent counted. */
-    __m512 m1 = _mm512_getmant_ps((__m512)x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
-    __m512 e1 = _mm512_getexp_ps((__m512)x);
-    __mmask16 big = _mm512_cmp_ps_mask(m1, _mm512_set1_ps(1.41421354f), _CMP_GE_OQ);
-    vf m = (vf)_mm512_mask_mul_ps(m1, big, m1, _mm512_set1_ps(0.5f));
-    vf ef = (vf)_mm512_mask_add_ps(e1, big, e1, _mm512_set1_ps(1.0f));
-    vf y = sb_vm_log_reduced(m, ef);
+    /* getmant/getexp read subnormals as they are */
+    __m512 m = _mm512_getmant_ps((__m512)x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+    vf y = sb_vm_log_table((vf)m, (vf)_mm512_getexp_ps((__m512)x), vbits((vf)m) >> 18);
     /* By the class of x: QNaN -> x, SNaN -> quieted x, +-0 -> -inf, 1 -> +0, -inf -> NaN, +inf -> +inf,
        negative -> NaN, positive -> y (vfixupimmps response codes 1, 2, 4, 8, 3, 5, 3, 0). */
     return (vf)_mm512_fixupimm_ps((__m512)y, (__m512)x, _mm512_set1_epi32(0x03538421), 0);
 #else
-    /* Positive normal finite x (the common case) needs neither the subnormal scaling nor the special values. */
-    vi normal = (x >= vset1(1.17549435e-38f)) & (x < vset1(INFINITY));
-    vi tiny = vset1i(0);
-    vf xs = x;
-    if (__builtin_expect(!sb_vm_all(normal), 0)) {
-        tiny = x < vset1(1.17549435e-38f);                /* subnormals (and <= 0, fixed below) scaled by 2^23 */
-        xs = vselect(tiny, x * vset1(8388608.0f), x);
-    }
-    vi bits = vbits(xs);
-    vi mant = (bits & vset1i(0x007fffff)) + vset1i(0x3f800000 - 0x3f3504f3);
-    vi e = ((bits >> 23) & vset1i(0xff)) - vset1i(127) - (tiny & vset1i(23));
-    e = e + (mant >> 23);                                 /* 1 when the mantissa is >= sqrt(2): use m/2 */
-    vf m = vfloat_bits((mant & vset1i(0x007fffff)) + vset1i(0x3f3504f3));
-    vf y = sb_vm_log_reduced(m, __builtin_convertvector(e, vf));
-    if (__builtin_expect(!sb_vm_all(normal), 0)) {
-        y = vselect(x == vset1(INFINITY), x, y);
-        y = vselect(x == vset1(0.0f), vset1(-INFINITY), y);
-        y = vselect(x < vset1(0.0f), vset1(NAN), y);
-        y = sb_vm_nan_through(x, y);
-    }
-    return y;
+    /* Positive normal finite x (the common case) needs neither the subnormal scaling nor the special values. Adding
+       0x7f800000 maps their bit patterns, 0x00800000 to 0x7f7fffff, to the int32s below -2^24 and every other
+       pattern to -2^24 or above: one integer comparison finds them (two float ones and an and did). */
+    vi bits = vbits(x);
+    if (__builtin_expect(sb_vm_all(vset1i(-(1 << 24)) > (vi)((vu)bits + 0x7f800000u)), 1))
+        return sb_vm_log_bits(bits, vset1i(0));
+    vi tiny = x < vset1(1.17549435e-38f);                 /* subnormals (and <= 0, fixed below) scaled by 2^23 */
+    vf y = sb_vm_log_bits(vbits(vselect(tiny, x * vset1(8388608.0f), x)), tiny & vset1i(23));
+    y = vselect(x == vset1(INFINITY), x, y);
+    y = vselect(x == vset1(0.0f), vset1(-INFINITY), y);
+    y = vselect(x < vset1(0.0f), vset1(NAN), y);
+    return sb_vm_nan_through(x, y);
 #endif
 }
 
