@@ -1,4 +1,4 @@
-"""Fit the piecewise tables of csrc/internal/vmath.h (the AVX-512 erf and tanh) and print them as C.
+"""Fit the tables of csrc/internal/vmath.h (piecewise erf and tanh, the log reduction) and print them as C.
 
     python tools/fit_pieces.py erf       # each piece's error, then the initializer of the AVX-512 sb_vm_erf_pieces
     python tools/fit_pieces.py tanh      # the same for the AVX-512 sb_vm_tanh_pieces
