@@ -28,11 +28,6 @@ SB_INLINE vf lrn_rsqrt(vf x)
     return r * vfmadd((x * vset1(-0.5f)) * r, r, vset1(1.5f));
 }
 
-/* base^k2. k2 == -0.75 (Caffe's and ONNX's beta 0.75, the exponent every network uses): base^-1 * base^(1/4)
-   = r^2 / sqrt(r), r = 1/sqrt(base), through the reciprocal square root estimate, several times cheaper than
-   exp(log()) and within a few ulp of base^-0.75 (exp(log()) is within ~1.5 ulp; the contract allows rel 2e-5).
-   Bases outside [2^-100, 2^100] (0, inf, NaN, negative, extreme magnitudes) take exp(log()), so every special
-   value comes out exactly as the general formula gives it. */
 /* The lanes of y where fast is clear replaced by exp(log(base) * k2). Out of line and cold: inlined, the general
    formula's code (vlog's table, vexp) steers the register allocation of the loops around it (NHWC measured 3-5%
    slower with it inlined, though it never runs there). */
@@ -41,6 +36,11 @@ static __attribute__((noinline, cold)) vf lrn_pow_slow(vf base, vf k2, vi fast, 
     return vselect(fast, y, vexp(vlog(base) * k2));
 }
 
+/* base^k2. k2 == -0.75 (Caffe's and ONNX's beta 0.75, the exponent every network uses): base^-1 * base^(1/4)
+   = r^2 / sqrt(r), r = 1/sqrt(base), through the reciprocal square root estimate, several times cheaper than
+   exp(log()) and within a few ulp of base^-0.75 (exp(log()) is within ~1.5 ulp; the contract allows rel 2e-5).
+   Bases outside [2^-100, 2^100] (0, inf, NaN, negative, extreme magnitudes) take exp(log()), so every special
+   value comes out exactly as the general formula gives it. */
 SB_INLINE vf lrn_pow(vf base, vf k2, const int three_quarters)
 {
     if (!three_quarters)

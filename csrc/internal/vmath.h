@@ -21,7 +21,7 @@
  *
  * The polynomial coefficients were fitted for this file (weighted minimax on Chebyshev nodes, float64), then
  * rounded to float32 and checked in float32 arithmetic; tools/fit_pieces.py fits and prints the tables of the
- * piecewise erf and tanh.
+ * piecewise erf and tanh and of log's reduction.
  */
 #ifndef SB_VMATH_H
 #define SB_VMATH_H
