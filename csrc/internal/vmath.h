@@ -520,7 +520,7 @@ SB_INLINE vf sb_vm_sincos(vf x, int offset)
     __mmask16 odd = _mm512_test_epi32_mask((__m512i)q, _mm512_set1_epi32(1));
 #define SB_VM_PICK(c, s) (vf)_mm512_mask_blend_ps(odd, (__m512)(s), (__m512)(c))
 #elif SB_VM_AVX2
-    __m256 odd = (__m256)(q << 31);
+    __m256 odd = (__m256)((vu)q << 31);                  /* blendvps reads the sign bit */
 #define SB_VM_PICK(c, s) (vf)_mm256_blendv_ps((__m256)(s), (__m256)(c), odd)
 #else
     vi odd = (q & 1) != 0;
