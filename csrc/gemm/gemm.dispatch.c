@@ -32,26 +32,25 @@
 #if MR != 6 && MR != 8 && MR != 12
 #error "kernel_packed covers MR in {6, 8, 12}"
 #endif
-/* CASE(m) for every row count below MR: the switches that give each count its own inlined kernel. */
-#if MR > 8
-#define SB_MR_CASES(CASE) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) CASE(11)
-#elif MR > 6
-#define SB_MR_CASES(CASE) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7)
-#else
-#define SB_MR_CASES(CASE) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5)
-#endif
 #define NV 2
 #define NR (NV * SB_W)
 /* Rows a panel of one vector of columns takes at once: MR rows would leave MR accumulators, at MR = 6 fewer than the
    multiply-adds that must be in flight to hide their latency (two units, four cycles); twice the rows keep both
    units busy (the 8 output channels past the first 16 of MobileNet's 1x1 project to 24, at avx2: the conv ran at
    0.90x upstream). Rows of A read in place only: a pack_a panel holds MR rows. */
-#define MR_NARROW (MR < 8 ? 2 * MR : MR)
-#if MR_NARROW != 12
-#error "SB_NARROW_CASES covers MR_NARROW = 12"
+#if MR == 6
+#define MR_NARROW 12
+#else
+#define MR_NARROW MR
 #endif
-#define SB_NARROW_CASES(CASE) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7) CASE(8) CASE(9) CASE(10) \
-    CASE(11)
+/* CASE(m) for every row count below n (6, 8 or 12): the switches that give each count its own inlined kernel. */
+#define SB_CASES_BELOW_6(CASE) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5)
+#define SB_CASES_BELOW_8(CASE) SB_CASES_BELOW_6(CASE) CASE(6) CASE(7)
+#define SB_CASES_BELOW_12(CASE) SB_CASES_BELOW_8(CASE) CASE(8) CASE(9) CASE(10) CASE(11)
+#define SB_CASES_BELOW_(n) SB_CASES_BELOW_##n
+#define SB_CASES_BELOW(n) SB_CASES_BELOW_(n)
+#define SB_MR_CASES SB_CASES_BELOW(MR)
+#define SB_NARROW_CASES SB_CASES_BELOW(MR_NARROW)
 /* B panel of KC x NR floats: 16 KiB, 32 KiB at AVX-512 (half the K blocks, so half the passes that reload C: 5% at
    M = 64..256, K = 1024; the 48 KiB L1 of the AVX-512 cores measured holds it with a 12-row block of A). */
 #if SB_W == 16
