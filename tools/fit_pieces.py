@@ -10,8 +10,9 @@ For a = |x| clamped to `high` (where f rounds to 1), piece k = min(round(a / wid
 [(k - 1/2) width, (k + 1/2) width] (the last one up to `high`) and holds a polynomial P_k of `degree` in
 t = a - k * width:
     k < small:   f(a) = a + a * P_k(t),  P_k ~ f(a)/a - 1  (relative accuracy down to the subnormals, f(0) = 0)
-    k >= small:  f(a) = 1 + P_k(t),      P_k ~ f(a) - 1    (small enough that its rounding stays below 1's ulp)
-(so the kernel computes m + m * P_k with m = a or 1)
+    k >= small:  f(a) = c + c * P_k(t),  P_k ~ f(a)/c - 1  (c = (small - 1/2) width, where the small pieces end;
+                                                            P_k is small enough that its rounding stays below f's ulp)
+(so the kernel computes m + m * P_k with m = min(a, c): one instruction, where choosing between a and 1 took two)
 Where 1/width is not a float the kernel's k can be a neighbour's at a piece's end, so pieces are then fitted a little
 beyond their ends. Each piece is a least-squares fit on Chebyshev nodes, close to minimax for functions this smooth.
 The coefficients are rounded to float32 one at a time from the constant term up, the higher ones refitted after each
@@ -40,6 +41,11 @@ class Spec:
     pieces: int  # the table's row length: 32 at AVX-512 (vpermt2ps), 8 at AVX2 (vpermps)
 
     @property
+    def c(self) -> float:
+        """m of the large pieces: min(a, c) is a on the small ones."""
+        return (self.small - 0.5) * self.width
+
+    @property
     def margin(self) -> float:
         return 0.0 if float(np.float32(1 / self.width)) == 1 / self.width else 1e-5
 
@@ -65,7 +71,7 @@ def interval(spec: Spec, k: int) -> tuple[float, float]:
 def target(spec: Spec, k: int, a: np.ndarray) -> np.ndarray:
     """What piece k's polynomial approximates."""
     if k >= spec.small:
-        return -np.vectorize(spec.one_minus_f)(a)
+        return ((1 - spec.c) - np.vectorize(spec.one_minus_f)(a)) / spec.c
     safe = np.where(a == 0, 1.0, a)
     return np.where(a == 0, 0.0, np.vectorize(spec.f)(safe) / safe - 1)  # f'(0) = 1 + P(0)
 
@@ -96,11 +102,14 @@ def max_ulp(spec: Spec, k: int, c: list[float]) -> float:
     lo, hi = interval(spec, k)
     a = np.linspace(lo, hi, 40001).astype(np.float32)
     a = a[(a > 0) & (a <= hi)]
+    # only where the kernel's k is this piece: round(a * float32(1/width)), the product exact, ties to even
+    chosen = np.minimum(np.rint(a.astype(np.float64) * float(np.float32(1 / spec.width))), pieces(spec)[-1])
+    a = a[chosen == k]
     t = (a.astype(np.float64) - k * spec.width).astype(np.float32)  # exact, as in the kernel
     p = np.full_like(t, np.float32(c[spec.degree]))
     for j in range(spec.degree - 1, -1, -1):
         p = fma32(p, t, np.full_like(t, np.float32(c[j])))
-    m = a if k < spec.small else np.ones_like(a)
+    m = np.minimum(a, np.float32(spec.c))
     y = fma32(p, m, m)
     exact = np.vectorize(spec.f)(a.astype(np.float64))
     ulp = 2.0 ** (np.floor(np.log2(exact)) - 23)
