@@ -160,7 +160,10 @@ SB_INLINE vf sb_vm_poly7(vf t, vf t2, float c0, float c1, float c2, float c3, fl
 #undef SB_VM_STEP
 #endif
 
-/* exp(x) = 2^n * exp(r), r = x - n*ln2 in [-ln2/2, ln2/2]; exp(r) = 1 + r + r^2 * P(r). Returns exp(r); *t holds
+/* exp(x) = 2^n * exp(r), r = x - n*ln2 in [-ln2/2, ln2/2]. With FMA, exp(r) = 1 + r * Q(r), Q = 1 + r * S(r) by
+   Horner's rule: six multiply-adds and no r^2, where 1 + (r + r^2 P(r)) took seven instructions, and within 0.72 ulp
+   on r where that was within 0.83 (exp 4-7% faster at avx2 and avx512). Without FMA the unfused steps of that form
+   err by up to 1.18 ulp and run 3% slower, so they keep 1 + (r + r^2 P(r)) (0.99 ulp). Returns exp(r); *t holds
    n + 1.5 * 2^23 (its low bits are n as an integer), *n holds n. NaN propagates through every step. */
 SB_INLINE vf sb_vm_exp_reduced(vf x, vf * t, vf * n)
 {
@@ -170,10 +173,16 @@ SB_INLINE vf sb_vm_exp_reduced(vf x, vf * t, vf * n)
     *n = *t - magic;
     vf r = vfmadd(*n, vset1(-0.693359375f), x);         /* exact: 9-bit constant times |n| <= 151 */
     r = vfmadd(*n, vset1(2.12194440e-4f), r);            /* ln2 = 0.693359375 - 2.12194440e-4 */
+#if SB_ISA_AT_LEAST(2)
+    vf q = vfmadd(vfmadd(vset1(0.00138629926f), r, vset1(0.00836867094f)), r, vset1(0.0416675247f));
+    q = vfmadd(vfmadd(vfmadd(q, r, vset1(0.166665211f)), r, vset1(0.49999997f)), r, vset1(1.0f));
+    return vfmadd(r, q, vset1(1.0f));                    /* r == 0 gives exactly 1 */
+#else
     vf r2 = r * r;
     vf p = sb_vm_poly4(r, r2, 0.4999999403953552f, 0.1666652113199234f, 0.04166838899254799f,
         0.008368710055947304f, 0.0013814611593261361f);
     return vfmadd(r2, p, r) + vset1(1.0f);              /* r == 0 gives exactly 1 */
+#endif
 }
 
 #if !SB_VM_AVX512
