@@ -140,7 +140,7 @@ SB_INLINE void store_dots(ivec acc[SR][4], const int rows, const int jn, int32_t
 
 SB_INLINE ivec step(ivec acc, ivec s, ivec w, const int precise)
 {
-#if VNNI && !defined(SB_EMULATED_UNIT) /* vpdpwssd: not in the emulation header */
+#if VNNI
     /* vpdpwssd adds the two clamped pair sums of each int32 lane exactly: one instruction for pmaddwd + paddd */
     return precise ? precise_dot(acc, s, w) : _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(s, w), _mm512_set1_epi16(1));
 #else

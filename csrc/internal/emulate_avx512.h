@@ -169,6 +169,16 @@ SBE __m512i sbe_dpbusd_epi32(__m512i acc, __m512i a, __m512i b)
     return (__m512i)s;
 }
 
+/* VPDPWSSD: per int32 lane, acc + the two products of its signed int16 pairs, no saturation (the sum wraps). */
+SBE __m512i sbe_dpwssd_epi32(__m512i acc, __m512i a, __m512i b)
+{
+    sbe_u32x16 s = (sbe_u32x16)acc;
+    sbe_i16x32 x = (sbe_i16x32)a, y = (sbe_i16x32)b;
+    for (int i = 0; i < 16; ++i)
+        s[i] += (uint32_t)((int32_t)x[2 * i] * y[2 * i]) + (uint32_t)((int32_t)x[2 * i + 1] * y[2 * i + 1]);
+    return (__m512i)s;
+}
+
 SBE __m512i sbe_cvtepu8_epi16(__m256i a)
 {
     sbe_u8x32 x = (sbe_u8x32)a;
@@ -217,6 +227,7 @@ SBE __m256i sbe_extracti64x4_epi64(__m512i a, int index)
 #define _mm512_maddubs_epi16 sbe_maddubs_epi16
 #define _mm512_madd_epi16 sbe_madd_epi16
 #define _mm512_dpbusd_epi32 sbe_dpbusd_epi32
+#define _mm512_dpwssd_epi32 sbe_dpwssd_epi32
 #define _mm512_cvtepu8_epi16 sbe_cvtepu8_epi16
 #define _mm512_cvtepi8_epi16 sbe_cvtepi8_epi16
 #define _mm512_castsi512_si256 sbe_castsi512_si256
