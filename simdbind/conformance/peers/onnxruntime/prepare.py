@@ -1,6 +1,8 @@
-"""ONNX Runtime's prepared calls (``prepare`` of the public API, what ``simdbind bench`` times) where the adapter
-converts data per call: the session is built (the weights of the int8 product its initializer) and the feeds made
-once, and each call is ``session.run`` alone. The other functions' ``run`` already is one ``session.run`` on cached sessions."""
+"""ONNX Runtime's prepared calls (``prepare`` of the public API, what ``simdbind bench`` times) for the int8 product
+and the convolution: the session is built (the int8 product's weights its initializer) and the feeds made once, and
+each call is ``session.run`` alone. The other functions' ``run`` is one ``session.run`` on a cached session, inside
+the adapter's layout and dtype conversions where it has them (NHWC pooling, bf16 and uint8 pooling), which their
+benchmark rows time too."""
 
 from __future__ import annotations
 
