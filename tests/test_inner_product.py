@@ -175,6 +175,26 @@ def test_a_column_does_not_depend_on_how_many_there_are(bundled, M):
                     np.testing.assert_array_equal(narrow, wide[:, :N], err_msg=f"{isa} K={K} N={N}")
 
 
+@pytest.mark.parametrize("M", [5, 7, 64])
+def test_a_column_with_b_per_call_does_not_depend_on_how_many_there_are(bundled, M):
+    """The transposed B given per call: dot products along K in blocks of rows of A and of B (AVX2 copies them to
+    aligned rows first), or packed panels elsewhere. Each column equals the same column of N = 64 bit for bit at every
+    ISA, however many columns the call has and wherever its block ends."""
+    rng = np.random.default_rng(13)
+    for isa in bundled.isas_supported:
+        with bundled.use_isa(isa):
+            for K in (3, 29, 1100):
+                A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+                B = rng.uniform(-1, 1, (64, K)).astype(np.float32)
+                with simdbind.InnerProduct32f(M, 64, K, trans_b=True, const_b=False, library=bundled) as ip:
+                    wide = ip.forward(A, B)
+                np.testing.assert_allclose(wide, A.astype(np.float64) @ B.T.astype(np.float64), atol=1e-4)
+                for N in (1, 4, 5, 15, 16, 17, 40):
+                    with simdbind.InnerProduct32f(M, N, K, trans_b=True, const_b=False, library=bundled) as ip:
+                        narrow = ip.forward(A, np.ascontiguousarray(B[:N]))
+                    np.testing.assert_array_equal(narrow, wide[:, :N], err_msg=f"{isa} K={K} N={N}")
+
+
 @pytest.mark.parametrize("args, kwargs, error, message", [
     ((0, 4, 3), {"weight": np.zeros((3, 4), np.float32)}, ArgumentError, "M: must be >= 1"),
     ((2, 4.0, 3), {"weight": np.zeros((3, 4), np.float32)}, ArgumentError, "N: must be an integer"),
