@@ -517,8 +517,8 @@ SB_INLINE void dot_rows(const int jn, const float * a, const float * b, size_t l
    along K (lane l sums the products of k = l mod 8), the four of a row of A reduced together by three hadds. The rows
    of A and each group of 4 rows of B are copied to 32-byte aligned rows first: NumPy's arrays start 16 bytes past a
    cache line, and loads that straddle two lines ran the kernel at 99 GFLOP/s instead of 130. The copies keep each
-   output's order, which depends on K alone. M = 64 and 256, N = K = 1024: 1066 and 4100 us where packing B into
-   panels (a transposing copy of 4 MB) took 1145 and 4450. */
+   output's order, which depends on K alone. M = 64 and 256, N = K = 1024, paired: 1080 and 4280 us where packing B
+   into panels (a transposing copy of all 4 MB) took 1178 and 4450. */
 #define DOT_MR 3
 #define DOT_BLOCK_K 2048 /* the four rows of B: 32 KiB at most, in L1 while every row of A passes */
 SB_INLINE void dot_block(const int mr, const int jn, const float * a, size_t lda, const float * b, size_t ldb,
