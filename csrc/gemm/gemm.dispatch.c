@@ -11,7 +11,8 @@
  *   written by this call).
  * - Epilogue (bias + activation, internal/activation.h) on each C tile right after its last K block, while hot.
  * - Transposed B with few rows of A (GEMV-like, also SimdSynetInnerProductLayerForward) uses dot products along K
- *   instead: the rows of B are contiguous there.
+ *   instead: the rows of B are contiguous there. At AVX2 so does a transposed B with more rows of A (dot_block, over
+ *   aligned copies of the rows), where packing it would copy all of B on every call.
  * - Threads: sb_parallel_for over column ranges (multiples of NR; each thread packs its own columns) or, when N is
  *   narrow, over row ranges.
  * Summation order depends on the ISA and on blocking, never on the thread count.
