@@ -491,26 +491,42 @@ static void pack_panel(float * dst, const float * B, size_t ldb, int trans, size
     }
 }
 
+/* One step of dot_sums: n (<= SB_W) floats of K from k on; n == SB_W, a constant in the loop, loads whole vectors. */
+SB_INLINE void dot_step(const int mr, const int jn, const float * a, size_t lda, const float * b, size_t ldb,
+    size_t k, size_t n, vf s[3][4])
+{
+    vf x[3];
+    for (int i = 0; i < mr; ++i)
+        x[i] = n == SB_W ? vload(a + i * lda + k) : vload_n(a + i * lda + k, n);
+    for (int t = 0; t < jn; ++t) {
+        vf y = n == SB_W ? vload(b + t * ldb + k) : vload_n(b + t * ldb + k, n);
+        for (int i = 0; i < mr; ++i)
+            s[i][t] = vfmadd(x[i], y, s[i][t]);
+    }
+}
+
+/* s[i][t] = the lane-wise partial sums of dot(row i of a, row t of b) along K, for i < mr (<= 3) and t < jn (<= 4):
+   lane l sums the products of k = l mod SB_W, in order of k, whatever the block. */
+SB_INLINE void dot_sums(const int mr, const int jn, const float * a, size_t lda, const float * b, size_t ldb,
+    size_t K, vf s[3][4])
+{
+    for (int i = 0; i < mr; ++i)
+        for (int t = 0; t < jn; ++t)
+            s[i][t] = vset1(0.0f);
+    size_t k = 0;
+    for (; k + SB_W <= K; k += SB_W)
+        dot_step(mr, jn, a, lda, b, ldb, k, SB_W, s);
+    if (k < K)
+        dot_step(mr, jn, a, lda, b, ldb, k, K - k, s);
+}
+
 /* C[i][j] = dot(A row i, B row j) along K for rows [m0, m1), columns [n0, n1); jn (<= 4) rows of B at once. */
 SB_INLINE void dot_rows(const int jn, const float * a, const float * b, size_t ldb, size_t K, float * c)
 {
-    vf s[4];
+    vf s[3][4];
+    dot_sums(1, jn, a, 0, b, ldb, K, s);
     for (int t = 0; t < jn; ++t)
-        s[t] = vset1(0.0f);
-    size_t k = 0;
-    for (; k + SB_W <= K; k += SB_W) {
-        vf x = vload(a + k);
-        for (int t = 0; t < jn; ++t)
-            s[t] = vfmadd(x, vload(b + t * ldb + k), s[t]);
-    }
-    if (k < K) {
-        size_t n = K - k;
-        vf x = vload_n(a + k, n);
-        for (int t = 0; t < jn; ++t)
-            s[t] = vfmadd(x, vload_n(b + t * ldb + k, n), s[t]);
-    }
-    for (int t = 0; t < jn; ++t)
-        c[t] = vreduce_add(s[t]);
+        c[t] = vreduce_add(s[0][t]);
 }
 
 #if SB_W == 8
@@ -520,37 +536,16 @@ SB_INLINE void dot_rows(const int jn, const float * a, const float * b, size_t l
    cache line, and loads that straddle two lines ran the kernel at 99 GFLOP/s instead of 130. The copies keep each
    output's order, which depends on K alone. M = 64 and 256, N = K = 1024, paired: 1080 and 4280 us where packing B
    into panels (a transposing copy of all 4 MB) took 1178 and 4450. */
-#define DOT_MR 3
+#define DOT_MR 3 /* dot_sums takes up to 3 */
 #define DOT_BLOCK_K 2048 /* the four rows of B: 32 KiB at most, in L1 while every row of A passes */
 SB_INLINE void dot_block(const int mr, const int jn, const float * a, size_t lda, const float * b, size_t ldb,
     size_t K, float * c, size_t ldc)
 {
     vf s[DOT_MR][4];
-    for (int i = 0; i < mr; ++i)
-        for (int t = 0; t < 4; ++t)
+    dot_sums(mr, jn, a, lda, b, ldb, K, s);
+    for (int t = jn; t < 4; ++t) /* the columns past jn: reduced with the others, never stored */
+        for (int i = 0; i < mr; ++i)
             s[i][t] = vset1(0.0f);
-    size_t k = 0;
-    for (; k + SB_W <= K; k += SB_W) {
-        vf x[DOT_MR];
-        for (int i = 0; i < mr; ++i)
-            x[i] = vload(a + i * lda + k);
-        for (int t = 0; t < jn; ++t) {
-            vf y = vload(b + t * ldb + k);
-            for (int i = 0; i < mr; ++i)
-                s[i][t] = vfmadd(x[i], y, s[i][t]);
-        }
-    }
-    if (k < K) {
-        size_t n = K - k;
-        vf x[DOT_MR];
-        for (int i = 0; i < mr; ++i)
-            x[i] = vload_n(a + i * lda + k, n);
-        for (int t = 0; t < jn; ++t) {
-            vf y = vload_n(b + t * ldb + k, n);
-            for (int i = 0; i < mr; ++i)
-                s[i][t] = vfmadd(x[i], y, s[i][t]);
-        }
-    }
     for (int i = 0; i < mr; ++i) {
         __m256 h = _mm256_hadd_ps(_mm256_hadd_ps((__m256)s[i][0], (__m256)s[i][1]),
             _mm256_hadd_ps((__m256)s[i][2], (__m256)s[i][3]));
