@@ -54,10 +54,19 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
 #define ROW_KERNEL(NAME, T, LOAD, LOAD_N, STORE, STORE_N, STORE_TERMS)                                            \
     static void NAME(const T * src, size_t count, T * dst)                                                        \
     {                                                                                                             \
-        size_t c;                                                                                                 \
-        vf m = vset1(-INFINITY);                                                                                  \
-        for (c = 0; c + SB_W <= count; c += SB_W)                                                                 \
+        size_t c = 0;                                                                                             \
+        /* four running maxima: one would wait for each max before the next (max is exact, so the order of the     \
+           pass cannot change it) */                                                                              \
+        vf m = vset1(-INFINITY), m1 = m, m2 = m, m3 = m;                                                          \
+        for (; c + 4 * SB_W <= count; c += 4 * SB_W) {                                                            \
             m = vmax(LOAD(src + c), m);                                                                            \
+            m1 = vmax(LOAD(src + c + SB_W), m1);                                                                  \
+            m2 = vmax(LOAD(src + c + 2 * SB_W), m2);                                                              \
+            m3 = vmax(LOAD(src + c + 3 * SB_W), m3);                                                              \
+        }                                                                                                         \
+        for (; c + SB_W <= count; c += SB_W)                                                                      \
+            m = vmax(LOAD(src + c), m);                                                                            \
+        m = vmax(vmax(m, m1), vmax(m2, m3));                                                                      \
         if (c < count)                                                                                            \
             m = vmax(vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count),                        \
                 LOAD_N(src + c, count - c), vset1(-INFINITY)), m);                                                \
@@ -201,13 +210,26 @@ void SB_FN(softmax32f)(const float * src, size_t outer, size_t count, size_t inn
    pass (the same arithmetic as row32f on the widened row). */
 static void row16b_buffered(const uint16_t * src, size_t count, uint16_t * dst, float * buf)
 {
-    size_t c;
-    vf m = vset1(-INFINITY);
-    for (c = 0; c + SB_W <= count; c += SB_W) {
+    size_t c = 0;
+    vf m = vset1(-INFINITY), m1 = m, m2 = m, m3 = m; /* four running maxima, as in ROW_KERNEL */
+    for (; c + 4 * SB_W <= count; c += 4 * SB_W) {
+        vf x = load_bf16(src + c), x1 = load_bf16(src + c + SB_W);
+        vf x2 = load_bf16(src + c + 2 * SB_W), x3 = load_bf16(src + c + 3 * SB_W);
+        vstore(buf + c, x);
+        vstore(buf + c + SB_W, x1);
+        vstore(buf + c + 2 * SB_W, x2);
+        vstore(buf + c + 3 * SB_W, x3);
+        m = vmax(x, m);
+        m1 = vmax(x1, m1);
+        m2 = vmax(x2, m2);
+        m3 = vmax(x3, m3);
+    }
+    for (; c + SB_W <= count; c += SB_W) {
         vf x = load_bf16(src + c);
         vstore(buf + c, x);
         m = vmax(x, m);
     }
+    m = vmax(vmax(m, m1), vmax(m2, m3));
     vi tail = vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count);
     if (c < count) {
         vf x = load_bf16_n(src + c, count - c);
