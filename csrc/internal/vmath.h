@@ -468,12 +468,13 @@ SB_INLINE vf verf(vf x)
 
 #if !SB_VM_AVX512
 /* tanh below AVX-512, on a = |x|: a < 0.625: a + a^3 P(a^2); else 1 - 2 / (exp(2a) + 1), a clamped to 10
-   (tanh == 1); x's sign joins last. Branches as erf's. */
+   (tanh == 1); x's sign joins last. Branches as erf's. P of degree 4: 0.08 ulp from tanh, 0.84 with the float
+   evaluation (degree 5: 0.79), one multiply-add fewer. */
 SB_INLINE vf sb_vm_tanh_small(vf a)
 {
     vf a2 = a * a;
-    vf p = sb_vm_poly5(a2, a2 * a2, -0.3333333134651184f, 0.1333320587873459f, -0.05394676327705383f,
-        0.021700702607631683f, -0.008177397772669792f, 0.0021429613698273897f);
+    vf p = sb_vm_poly4(a2, a2 * a2, -0.3333328664302826f, 0.13331542909145355f, -0.053746771067380905f,
+        0.02065912075340748f, -0.0057249353267252445f);
     return vfmadd(a * a2, p, a);
 }
 
