@@ -138,9 +138,10 @@ SB_INLINE vf op_round(vf x)
    where s's significand is all ones: there 1/s lies just above the midpoint 2^k * (1 + 2^-24) and the correction
    can land on the midpoint and round down, so those lanes get the last bit set (the correct 2^k * (1 + 2^-23)).
    1.13-1.18x at AVX2 (64 K and 4 M floats), 1.25x at AVX-512 over the division. tools/ulp_exhaustive.py checks the
-   result bit for bit against 1.0f / sqrtf(x) over all 2^32 inputs. The s the steps cannot take (+-0, +inf, NaN: the residual is NaN) take the
-   estimate, which is exact there; at AVX-512 vfixupimmps sets them by class: +-0 -> +-inf, +inf -> +0, NaN -> NaN,
-   1 -> 1 (response codes 6, 8, 1/2, 10). */
+   result bit for bit against 1.0f / sqrtf(x) over all 2^32 inputs. The s the steps cannot take (+-0, +inf, NaN: the
+   residual is NaN) take the estimate, which is exact there; at AVX-512 vfixupimmps sets them by class: +-0 -> +-inf,
+   +inf -> +0, NaN -> NaN, 1 -> 1 (response codes 6, 8, 1/2, 10). The square root is the start of two stages
+   (UNARY_KERNEL_STAGED), the reciprocal their finish. */
 typedef vf op_rsqrt_state; /* the square root */
 SB_INLINE vf op_rsqrt_start(vf x) { return vsqrt(x); }
 

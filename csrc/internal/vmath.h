@@ -553,9 +553,9 @@ SB_INLINE sb_vm_sincos_state sb_vm_sincos_start(vf x, int offset)
     vf n = sb_vm_rint_product(v, vset1(0.636619772367581343f), &ni);
     /* pi/2 = C1 + C2 + C3 + C45; C1..C3 have <= 12 significant bits, so n*Ci is exact for |n| < 2^12, and
        r_hi = v - n*C1 - n*C2 is exact too (a multiple of ulp(v) below 2). r + rl carries the reduced argument in
-       float-float so that no rounding of the reduction reaches the result. C45, the rest in one float (it was two),
-       errs by 8.3e-20: at most 0.034 ulp of r over every |x| <= 6000 (the smallest |r| there is 4.2e-9, at x =
-       252.898209), one multiply and one add fewer. */
+       float-float so that no rounding of the reduction reaches the result. C45, the rest in one float (in two it
+       costs a multiply and an add more), errs by 8.3e-20: at most 0.034 ulp of r over every |x| <= 6000 (the
+       smallest |r| there is 4.2e-9, at x = 252.898209). */
     vf rh = vfmadd(n, vset1(-1.5703125f), v);
     rh = vfmadd(n, vset1(-0.0004837512969970703f), rh);
     vf nc3 = n * vset1(7.549533620476723e-08f);
