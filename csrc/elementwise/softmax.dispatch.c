@@ -80,7 +80,14 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
         vi m_inf = vm == vset1(INFINITY);                                                                         \
         int any_inf = mx == INFINITY;                                                                             \
         vf sum = vset1(0.0f);                                                                                     \
-        for (c = 0; c + SB_W <= count; c += SB_W) {                                                               \
+        for (c = 0; c + 2 * SB_W <= count; c += 2 * SB_W) {                                                       \
+            vf e0 = softmax_term(LOAD(src + c), vm, m_inf, any_inf);                                              \
+            vf e1 = softmax_term(LOAD(src + c + SB_W), vm, m_inf, any_inf);                                       \
+            sum += e0;                                                                                            \
+            sum += e1;                                                                                            \
+            if (STORE_TERMS) { STORE(dst + c, e0); STORE(dst + c + SB_W, e1); }                                   \
+        }                                                                                                         \
+        for (; c + SB_W <= count; c += SB_W) {                                                                    \
             vf e = softmax_term(LOAD(src + c), vm, m_inf, any_inf);                                                        \
             sum += e;                                                                                             \
             if (STORE_TERMS) STORE(dst + c, e);                                                                   \
@@ -246,7 +253,15 @@ static void row16b_buffered(const uint16_t * src, size_t count, uint16_t * dst, 
     vi m_inf = vm == vset1(INFINITY);
     int any_inf = mx == INFINITY;
     vf sum = vset1(0.0f);
-    for (c = 0; c + SB_W <= count; c += SB_W) {
+    for (c = 0; c + 2 * SB_W <= count; c += 2 * SB_W) { /* two terms a step, as in ROW_KERNEL */
+        vf e0 = softmax_term(vload(buf + c), vm, m_inf, any_inf);
+        vf e1 = softmax_term(vload(buf + c + SB_W), vm, m_inf, any_inf);
+        sum += e0;
+        sum += e1;
+        vstore(buf + c, e0);
+        vstore(buf + c + SB_W, e1);
+    }
+    for (; c + SB_W <= count; c += SB_W) {
         vf e = softmax_term(vload(buf + c), vm, m_inf, any_inf);
         sum += e;
         vstore(buf + c, e);
