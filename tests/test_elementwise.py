@@ -236,6 +236,28 @@ def test_unary_tail_lanes_follow_the_body_semantics(isa_library, op):
             assert bits(alone)[0] == bits(whole)[i] or (np.isnan(alone[0]) and np.isnan(whole[i])), (op, v)
 
 
+@pytest.mark.parametrize("op", [m.name.lower() for m in simdbind.UnaryOperation])
+def test_unary_pipelined_lengths_and_in_place_keep_each_value_s_bits(isa_library, op):
+    # The long operations run through a software pipeline (unary.dispatch.c, UNARY_STAGES: a ring of 8 vectors'
+    # states): lengths inside, at and past the ring (around 8 vectors of 8 and of 16 lanes, and many times round
+    # it), in place or not, must give every value the bits it gets alone.
+    rng = np.random.default_rng(61)
+    values = rng.uniform(-40, 40, 397).astype(np.float32)
+    values[::7] = f32(0.0, -0.0, NAN, INF, -INF, 1e-40, 7000.0, 0.625, -88.9, 1.0, 0.5, -3e9, 2.0, 0.3, -0.7,
+                      1e30, 6.5, -1e-30, 0.1, 2.5, 9.5, -6001.0, 88.0, 1e-3, 0.9, -0.2, 3.25, -7.0, 4.0, 11.0,
+                      -0.001, 0.01, 5e5, -50.0, 2e-38, 0.75, -1.5, 42.0, 0.2, -4.5, 8.0, 100.0, -0.05, 12.5, 0.6,
+                      -9.0, 1.5, 30.0, 0.005, -2.0, 60.0, 0.45, -33.0, 5.5, 0.35, -1.25, 3.5)
+    with np.errstate(all="ignore"):
+        alone = np.concatenate([simdbind.unary(values[i:i + 1], op, library=isa_library) for i in range(values.size)])
+        for n in (7, 8, 63, 64, 65, 127, 128, 129, 200, 397):
+            whole = simdbind.unary(values[:n], op, library=isa_library)
+            in_place = values[:n].copy()
+            simdbind.unary(in_place, op, out=in_place, library=isa_library)
+            for got, how in ((whole, "whole"), (in_place, "in place")):
+                same = (bits(got) == bits(alone[:n])) | (np.isnan(got) & np.isnan(alone[:n]))
+                assert same.all(), (op, n, how, values[:n][~same][:3])
+
+
 def test_unary_matches_reference_on_every_op_and_shape(library):
     x = np.random.default_rng(5).uniform(1e-3, 5, (3, 4, 5)).astype(np.float32)
     for op in simdbind.UnaryOperation:
