@@ -520,7 +520,7 @@ SB_INLINE void dot_sums(const int mr, const int jn, const float * a, size_t lda,
         dot_step(mr, jn, a, lda, b, ldb, k, K - k, s);
 }
 
-/* C[i][j] = dot(A row i, B row j) along K for rows [m0, m1), columns [n0, n1); jn (<= 4) rows of B at once. */
+/* c[t] = dot(a, row t of b) along K for t < jn (<= 4): one row of A against jn rows of B. */
 SB_INLINE void dot_rows(const int jn, const float * a, const float * b, size_t ldb, size_t K, float * c)
 {
     vf s[3][4];
