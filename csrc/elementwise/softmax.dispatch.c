@@ -51,26 +51,59 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
         sb_vm_any(nan_);                                                                                          \
     })
 
+/* The largest of the slice's count values (NaN lanes skipped, see above), through four running maxima: one would wait
+   for each max before the next (max is exact, so the order of the pass cannot change it). */
+#define SB_SLICE_MAX(src, count, LOAD, LOAD_N)                                                                     \
+    ({                                                                                                            \
+        vf m_ = vset1(-INFINITY), m1_ = m_, m2_ = m_, m3_ = m_;                                                   \
+        size_t c_ = 0;                                                                                            \
+        for (; c_ + 4 * SB_W <= (count); c_ += 4 * SB_W) {                                                        \
+            m_ = vmax(LOAD((src) + c_), m_);                                                                      \
+            m1_ = vmax(LOAD((src) + c_ + SB_W), m1_);                                                             \
+            m2_ = vmax(LOAD((src) + c_ + 2 * SB_W), m2_);                                                         \
+            m3_ = vmax(LOAD((src) + c_ + 3 * SB_W), m3_);                                                         \
+        }                                                                                                         \
+        for (; c_ + SB_W <= (count); c_ += SB_W)                                                                  \
+            m_ = vmax(LOAD((src) + c_), m_);                                                                      \
+        m_ = vmax(vmax(m_, m1_), vmax(m2_, m3_));                                                                 \
+        if (c_ < (count))                                                                                         \
+            m_ = vmax(vselect(vset1i((int32_t)c_) + sb_lane_index() < vset1i((int32_t)(count)),                   \
+                LOAD_N((src) + c_, (count) - c_), vset1(-INFINITY)), m_);                                          \
+        vreduce_max(m_);                                                                                          \
+    })
+
+/* The lane-wise sum of the slice's terms softmax_term(x, vm, m_inf, any_inf), stored to dst when STORE_TERMS; two
+   terms a step into the one sum, in the order of one a step. */
+#define SB_SLICE_TERMS(src, count, dst, LOAD, LOAD_N, STORE, STORE_N, STORE_TERMS, vm, m_inf, any_inf)             \
+    ({                                                                                                            \
+        vf sum_ = vset1(0.0f);                                                                                    \
+        size_t c_ = 0;                                                                                            \
+        for (; c_ + 2 * SB_W <= (count); c_ += 2 * SB_W) {                                                        \
+            vf e0_ = softmax_term(LOAD((src) + c_), vm, m_inf, any_inf);                                          \
+            vf e1_ = softmax_term(LOAD((src) + c_ + SB_W), vm, m_inf, any_inf);                                   \
+            sum_ += e0_;                                                                                          \
+            sum_ += e1_;                                                                                          \
+            if (STORE_TERMS) { STORE((dst) + c_, e0_); STORE((dst) + c_ + SB_W, e1_); }                           \
+        }                                                                                                         \
+        for (; c_ + SB_W <= (count); c_ += SB_W) {                                                                \
+            vf e_ = softmax_term(LOAD((src) + c_), vm, m_inf, any_inf);                                           \
+            sum_ += e_;                                                                                           \
+            if (STORE_TERMS) STORE((dst) + c_, e_);                                                               \
+        }                                                                                                         \
+        if (c_ < (count)) {                                                                                       \
+            vf e_ = softmax_term(LOAD_N((src) + c_, (count) - c_), vm, m_inf, any_inf);                           \
+            e_ = vselect(vset1i((int32_t)c_) + sb_lane_index() < vset1i((int32_t)(count)), e_, vset1(0.0f));      \
+            sum_ += e_;                                                                                           \
+            if (STORE_TERMS) STORE_N((dst) + c_, e_, (count) - c_);                                               \
+        }                                                                                                         \
+        sum_;                                                                                                     \
+    })
+
 #define ROW_KERNEL(NAME, T, LOAD, LOAD_N, STORE, STORE_N, STORE_TERMS)                                            \
     static void NAME(const T * src, size_t count, T * dst)                                                        \
     {                                                                                                             \
-        size_t c = 0;                                                                                             \
-        /* four running maxima: one would wait for each max before the next (max is exact, so the order of the     \
-           pass cannot change it) */                                                                              \
-        vf m = vset1(-INFINITY), m1 = m, m2 = m, m3 = m;                                                          \
-        for (; c + 4 * SB_W <= count; c += 4 * SB_W) {                                                            \
-            m = vmax(LOAD(src + c), m);                                                                            \
-            m1 = vmax(LOAD(src + c + SB_W), m1);                                                                  \
-            m2 = vmax(LOAD(src + c + 2 * SB_W), m2);                                                              \
-            m3 = vmax(LOAD(src + c + 3 * SB_W), m3);                                                              \
-        }                                                                                                         \
-        for (; c + SB_W <= count; c += SB_W)                                                                      \
-            m = vmax(LOAD(src + c), m);                                                                            \
-        m = vmax(vmax(m, m1), vmax(m2, m3));                                                                      \
-        if (c < count)                                                                                            \
-            m = vmax(vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count),                        \
-                LOAD_N(src + c, count - c), vset1(-INFINITY)), m);                                                \
-        float mx = vreduce_max(m);                                                                                \
+        size_t c;                                                                                                 \
+        float mx = SB_SLICE_MAX(src, count, LOAD, LOAD_N);                                                        \
         if (__builtin_expect(mx == INFINITY, 0) && SB_SLICE_HAS_NAN(src, count, LOAD, LOAD_N)) {                   \
             for (c = 0; c + SB_W <= count; c += SB_W) STORE(dst + c, vset1(NAN));                                 \
             if (c < count) STORE_N(dst + c, vset1(NAN), count - c);                                               \
@@ -79,25 +112,7 @@ SB_INLINE vf softmax_term(vf x, vf m, vi m_inf, int any_inf)
         vf vm = vset1(mx);                                                                                        \
         vi m_inf = vm == vset1(INFINITY);                                                                         \
         int any_inf = mx == INFINITY;                                                                             \
-        vf sum = vset1(0.0f);                                                                                     \
-        for (c = 0; c + 2 * SB_W <= count; c += 2 * SB_W) {                                                       \
-            vf e0 = softmax_term(LOAD(src + c), vm, m_inf, any_inf);                                              \
-            vf e1 = softmax_term(LOAD(src + c + SB_W), vm, m_inf, any_inf);                                       \
-            sum += e0;                                                                                            \
-            sum += e1;                                                                                            \
-            if (STORE_TERMS) { STORE(dst + c, e0); STORE(dst + c + SB_W, e1); }                                   \
-        }                                                                                                         \
-        for (; c + SB_W <= count; c += SB_W) {                                                                    \
-            vf e = softmax_term(LOAD(src + c), vm, m_inf, any_inf);                                                        \
-            sum += e;                                                                                             \
-            if (STORE_TERMS) STORE(dst + c, e);                                                                   \
-        }                                                                                                         \
-        if (c < count) {                                                                                          \
-            vf e = softmax_term(LOAD_N(src + c, count - c), vm, m_inf, any_inf);                                           \
-            e = vselect(vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count), e, vset1(0.0f));          \
-            sum += e;                                                                                             \
-            if (STORE_TERMS) STORE_N(dst + c, e, count - c);                                                      \
-        }                                                                                                         \
+        vf sum = SB_SLICE_TERMS(src, count, dst, LOAD, LOAD_N, STORE, STORE_N, STORE_TERMS, vm, m_inf, any_inf);  \
         vf k = vset1(1.0f / vreduce_add(sum));                                                                    \
         for (c = 0; c + SB_W <= count; c += SB_W)                                                                 \
             STORE(dst + c, (STORE_TERMS ? LOAD((const T *)dst + c) : softmax_term(LOAD(src + c), vm, m_inf, any_inf)) * k); \
@@ -217,33 +232,14 @@ void SB_FN(softmax32f)(const float * src, size_t outer, size_t count, size_t inn
    pass (the same arithmetic as row32f on the widened row). */
 static void row16b_buffered(const uint16_t * src, size_t count, uint16_t * dst, float * buf)
 {
-    size_t c = 0;
-    vf m = vset1(-INFINITY), m1 = m, m2 = m, m3 = m; /* four running maxima, as in ROW_KERNEL */
-    for (; c + 4 * SB_W <= count; c += 4 * SB_W) {
-        vf x = load_bf16(src + c), x1 = load_bf16(src + c + SB_W);
-        vf x2 = load_bf16(src + c + 2 * SB_W), x3 = load_bf16(src + c + 3 * SB_W);
-        vstore(buf + c, x);
-        vstore(buf + c + SB_W, x1);
-        vstore(buf + c + 2 * SB_W, x2);
-        vstore(buf + c + 3 * SB_W, x3);
-        m = vmax(x, m);
-        m1 = vmax(x1, m1);
-        m2 = vmax(x2, m2);
-        m3 = vmax(x3, m3);
-    }
-    for (; c + SB_W <= count; c += SB_W) {
-        vf x = load_bf16(src + c);
-        vstore(buf + c, x);
-        m = vmax(x, m);
-    }
-    m = vmax(vmax(m, m1), vmax(m2, m3));
-    vi tail = vset1i((int32_t)c) + sb_lane_index() < vset1i((int32_t)count);
-    if (c < count) {
-        vf x = load_bf16_n(src + c, count - c);
-        vstore_n(buf + c, x, count - c);
-        m = vmax(vselect(tail, x, vset1(-INFINITY)), m);
-    }
-    float mx = vreduce_max(m);
+    /* the max pass widens into buf as it reads */
+#define SB_LOAD_KEPT(p) ({ const uint16_t * p_ = (p); vf x_ = load_bf16(p_); vstore(buf + (p_ - src), x_); x_; })
+#define SB_LOAD_KEPT_N(p, n)                                                                                      \
+    ({ const uint16_t * p_ = (p); vf x_ = load_bf16_n(p_, n); vstore_n(buf + (p_ - src), x_, n); x_; })
+    float mx = SB_SLICE_MAX(src, count, SB_LOAD_KEPT, SB_LOAD_KEPT_N);
+#undef SB_LOAD_KEPT
+#undef SB_LOAD_KEPT_N
+    size_t c;
     if (__builtin_expect(mx == INFINITY, 0) && SB_SLICE_HAS_NAN(buf, count, vload, vload_n)) {
         for (c = 0; c + SB_W <= count; c += SB_W) store_bf16(dst + c, vset1(NAN));
         if (c < count) store_bf16_n(dst + c, vset1(NAN), count - c);
@@ -252,25 +248,7 @@ static void row16b_buffered(const uint16_t * src, size_t count, uint16_t * dst, 
     vf vm = vset1(mx);
     vi m_inf = vm == vset1(INFINITY);
     int any_inf = mx == INFINITY;
-    vf sum = vset1(0.0f);
-    for (c = 0; c + 2 * SB_W <= count; c += 2 * SB_W) { /* two terms a step, as in ROW_KERNEL */
-        vf e0 = softmax_term(vload(buf + c), vm, m_inf, any_inf);
-        vf e1 = softmax_term(vload(buf + c + SB_W), vm, m_inf, any_inf);
-        sum += e0;
-        sum += e1;
-        vstore(buf + c, e0);
-        vstore(buf + c + SB_W, e1);
-    }
-    for (; c + SB_W <= count; c += SB_W) {
-        vf e = softmax_term(vload(buf + c), vm, m_inf, any_inf);
-        sum += e;
-        vstore(buf + c, e);
-    }
-    if (c < count) {
-        vf e = vselect(tail, softmax_term(vload_n(buf + c, count - c), vm, m_inf, any_inf), vset1(0.0f));
-        sum += e;
-        vstore_n(buf + c, e, count - c);
-    }
+    vf sum = SB_SLICE_TERMS(buf, count, buf, vload, vload_n, vstore, vstore_n, 1, vm, m_inf, any_inf);
     vf k = vset1(1.0f / vreduce_add(sum));
     for (c = 0; c + SB_W <= count; c += SB_W)
         store_bf16(dst + c, vload(buf + c) * k);
