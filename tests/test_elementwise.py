@@ -219,6 +219,24 @@ def test_unary_exp_at_multiples_of_ln2_over_16_reads_every_table_entry_right(isa
     assert error.max() <= 1.0, f"{error.max():.3f} ulp at x={x[np.argmax(error)]!r}"
 
 
+def test_unary_exp_on_every_float_where_the_fast_scaling_ends(isa_library):
+    # exp's fast path adds floor(n/S) to the result's exponent for n in [-126 S + 1, 128 S - 1] (vmath.h); past that
+    # a slower scaling takes over. Every float across both ends (normal results down to -87.25, the largest finite
+    # ones up to 88.72, then overflow) must be within the contract: an exponent carried into the sign or the
+    # infinity's bits would be wildly wrong there.
+    def floats(a, b):
+        return np.arange(np.float32(a).view(np.int32), np.float32(b).view(np.int32) + 1, dtype=np.int32).view(np.float32)
+
+    low, high = -floats(86.5, 87.5), floats(86.5, 88.8)
+    for x in (low, high):
+        y = simdbind.unary(x, "exp", library=isa_library)
+        exact = np.exp(x.astype(np.float64))
+        with np.errstate(over="ignore"):
+            finite = np.isfinite(exact.astype(np.float32))
+        error = _ulp_error(y[finite], exact[finite])
+        assert error.max() <= 1.5, f"{error.max():.3f} ulp at x={x[finite][np.argmax(error)]!r}"
+        assert (y[~finite] == np.inf).all()
+
 def test_unary_subnormal_exp_results_and_subnormal_log_inputs(isa_library):
     x = f32(-100.0, -103.0, -87.5)
     y = simdbind.unary(x, "exp", library=isa_library)
