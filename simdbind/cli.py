@@ -183,7 +183,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     def progress(m: harness.Measurement) -> None:
         if m.ok and m.median is not None:
-            vs = "  ".join(f"{v:.2f}x vs {k}" for k, v in m.speedup.items())
+            vs = "  ".join(f"{harness.speedup_text(m, k)} vs {k}" for k in m.speedup)
             print(f"{m.row:60.60s} {m.threads:>2} {m.implementation:28.28s} {m.median * 1e6:12.3f} us "
                   f"{m.throughput:10.4g} {m.unit:8s} {vs}", flush=True)
         else:

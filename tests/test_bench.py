@@ -63,6 +63,51 @@ def test_speedup_is_the_other_rows_median_over_own_median_within_the_same_case_a
     assert ms[2].speedup == {} and ms[4].speedup == {}  # peers and bounds get none
 
 
+def test_median_band_takes_the_sign_tests_order_statistics():
+    assert harness.median_band(list(range(11, 0, -1))) == (2, 10)  # n = 11: P(B <= 1) = 12/2048 <= 2.5% < P(B <= 2)
+    assert harness.median_band(list(range(1, 21))) == (6, 15)  # n = 20: P(B <= 5) = 2.07% <= 2.5% < P(B <= 6)
+    assert harness.median_band([3.0, 1.0, 2.0, 5.0, 4.0, 6.0]) == (1.0, 6.0)
+    assert harness.median_band([1.0, 2.0, 3.0, 4.0, 5.0]) is None  # 5 values reach 93.75% at best
+
+
+@pytest.mark.parametrize("n", [6, 11, 20])
+def test_median_band_covers_the_median_at_least_as_often_as_it_claims(n):
+    # A skewed distribution (lognormal: median 1): the band holds 1 in at least 95% of many draws, and an interval
+    # one order statistic narrower would not (it would claim 95% and reach 93.5% at n = 11).
+    rng = np.random.default_rng(5)
+    draws = rng.lognormal(0.0, 1.0, (20000, n))
+    covered = [(band := harness.median_band(list(row))) is not None and band[0] <= 1.0 <= band[1] for row in draws]
+    assert np.mean(covered) >= 0.95
+    lo, hi = harness.median_band(list(range(n)))  # 0 .. n-1 are their own order statistics: the band's indices
+    ordered = np.sort(draws, axis=1)
+    assert np.mean((ordered[:, lo + 1] <= 1.0) & (1.0 <= ordered[:, hi - 1])) < 0.95
+
+
+def test_speedup_band_pairs_samples_by_round_so_that_common_drift_cancels():
+    own = measurement("bundled-avx2", "simdbind", samples=[1.0, 3.0, 2.0, 5.0, 4.0, 6.0, 9.0, 7.0, 8.0, 10.0, 11.0])
+    other = measurement("external-avx2", "simdbind", samples=[1.1 * t for t in own.samples])
+    bound = measurement("memcpy", "bound", samples=own.samples)
+    noisy = measurement("torch", "peer", samples=[t * f for t, f in zip(own.samples, [0.9, 1.2] * 5 + [1.0])])
+    harness.speedups([own, other, bound, noisy])
+    assert own.band["external-avx2"] == pytest.approx([1.1, 1.1])  # each round 1.1x, whatever the round's drift
+    assert "memcpy" not in own.band  # measured apart: no pairs
+    assert own.band["torch"] == pytest.approx([0.9, 1.2])
+    assert [harness.beyond_noise(own, name) for name in ("external-avx2", "torch", "memcpy")] == [1, 0, 0]
+    assert harness.speedup_text(own, "external-avx2") == "1.10x (1.10-1.10)"
+    assert harness.speedup_text(own, "memcpy") == f"{own.speedup['memcpy']:.2f}x"
+
+
+def test_family_summary_counts_cases_beyond_the_runs_noise():
+    rounds = [1.0, 1.5, 1.2, 1.1, 1.3, 1.4, 1.6, 1.0, 1.2, 1.1, 1.3]
+    ms = []
+    for case, factors in (("a", [1.2] * 11), ("b", [0.8] * 11), ("c", [0.9, 1.1] * 5 + [1.0])):
+        ms.append(measurement("bundled-avx2", "simdbind", samples=rounds, case=case, isa="avx2"))
+        ms.append(measurement("external-avx2", "simdbind", samples=[t * f for t, f in zip(rounds, factors)], case=case))
+    harness.speedups(ms)
+    assert harness.family_summary(ms) == ["- **elementwise**: bundled-avx2 0.99x external-avx2 (3 cases, 0.80-1.20x; "
+                                          "beyond the noise 1 faster, 1 slower, 1 even)"]
+
+
 def test_budget_compares_with_the_same_librarys_baseline_row():
     budget = {"baseline": "raw cffi", "factor": 1.5, "plus_us": 1.0}
     ok = [measurement("bundled-avx2", "simdbind", 1.4e-6), measurement("bundled-avx2 raw cffi", "variant", 0.3e-6)]

@@ -112,6 +112,7 @@ class Measurement:
     max: float | None = None
     throughput: float | None = None  # in `unit`
     speedup: dict[str, float] = field(default_factory=dict)  # other row -> its median / this median
+    band: dict[str, list[float]] = field(default_factory=dict)  # other row -> [low, high]: see speedup_band
     budget: dict[str, Any] | None = None
     error: str | None = None
 
@@ -220,6 +221,35 @@ def _sample(call: Callable[[], Any], number: int, timer: Callable[[], float]) ->
     return (timer() - start) / number
 
 
+#: Confidence of a speedup's band (:func:`speedup_band`).
+BAND_CONFIDENCE = 0.95
+
+
+def median_band(values: Sequence[float], confidence: float = BAND_CONFIDENCE) -> tuple[float, float] | None:
+    """Order statistics (x_(k), x_(n+1-k)) of `values` that cover the median of whatever distribution they were
+    drawn from with at least `confidence` (the sign test's interval: how many values fall below the median is
+    Binomial(n, 1/2)); None when n values cannot reach that confidence (fewer than 6 at 95%)."""
+    n, k, below = len(values), 0, 0.0
+    while below + math.comb(n, k) / 2**n <= (1 - confidence) / 2:  # P(fewer than k + 1 values below the median)
+        below += math.comb(n, k) / 2**n
+        k += 1
+    if k == 0:
+        return None
+    ordered = sorted(values)
+    return ordered[k - 1], ordered[n - k]
+
+
+def speedup_band(other: Measurement, own: Measurement) -> list[float] | None:
+    """The run's noise around other's speedup over own: :func:`median_band` of the ratios of their samples taken
+    in the same round (other's time / own's), so that drift common to a round cancels. A speedup whose band lies
+    above 1 is faster beyond the noise, below 1 slower; one whose band holds 1 is even within it. None for the
+    memcpy bound (measured apart, after the others) and for rows without paired samples."""
+    if other.kind == "bound" or not own.samples or len(other.samples) != len(own.samples):
+        return None
+    band = median_band([o / m for o, m in zip(other.samples, own.samples)])
+    return list(band) if band else None
+
+
 def speedups(measurements: Sequence[Measurement], versus: Sequence[str] = ()) -> None:
     """Fill `speedup` of every library and variant row against each peer and bound of the same case and threads,
     of each bundled-library row against each external library's, and of every library row against its own
@@ -233,16 +263,32 @@ def speedups(measurements: Sequence[Measurement], versus: Sequence[str] = ()) ->
         for (case, threads, name), p in others.items():
             if case == m.case and threads == m.threads and p.median is not None:
                 m.speedup[name] = p.median / m.median
+                _set_band(m, name, p)
         if m.kind == "simdbind" and m.implementation.startswith("bundled"):
             for e in measurements:  # external libraries (upstream builds) are compared like peers
                 if (e.kind == "simdbind" and e.ok and e.implementation.startswith("external")
                         and e.case == m.case and e.threads == m.threads and e.median is not None):
                     m.speedup[e.implementation] = e.median / m.median
+                    _set_band(m, e.implementation, e)
         if m.kind == "simdbind":
             for label in versus:
                 base = index.get((m.case, m.threads, f"{m.implementation} {label}"))
                 if base is not None and base.median is not None:
                     m.speedup[label] = base.median / m.median
+                    _set_band(m, label, base)
+
+
+def _set_band(m: Measurement, name: str, other: Measurement) -> None:
+    band = speedup_band(other, m)
+    if band is not None:
+        m.band[name] = band
+
+
+def beyond_noise(m: Measurement, other: str) -> int:
+    """+1 where m is faster than `other` beyond the run's noise (its speedup band above 1), -1 slower (below 1),
+    0 even within it or without a band."""
+    low, high = m.band.get(other, (0.0, math.inf))
+    return 1 if low > 1 else -1 if high < 1 else 0
 
 
 def budgets(budget: dict[str, Any] | None, measurements: Sequence[Measurement]) -> None:
@@ -496,6 +542,10 @@ def family_summary(measurements: Sequence[Measurement], best_isa_only: bool = Tr
                 values = [m.speedup[peer] for m in mine if peer in m.speedup]
                 geo = math.exp(sum(math.log(v) for v in values) / len(values))
                 spread = f", {min(values):.2f}-{max(values):.2f}x" if len(values) > 1 else ""
+                banded = [beyond_noise(m, peer) for m in mine if peer in m.band]
+                if banded:
+                    spread += (f"; beyond the noise {banded.count(1)} faster, {banded.count(-1)} slower, "
+                               f"{banded.count(0)} even")
                 parts.append(f"{impl} {geo:.2f}x {peer} ({len(values)} case{'s' * (len(values) > 1)}{spread})")
         suffix = f", {threads} threads" if threads != 1 else ""
         lines.append(f"- **{family}**{suffix}: " + "; ".join(parts))
@@ -603,6 +653,14 @@ def _order_text(order: str, measurements: Sequence[Measurement]) -> str:
     return "implementations interleaved"
 
 
+def speedup_text(m: Measurement, other: str) -> str:
+    """``1.07x`` and, where the run gives one, its band: ``1.07x (1.03-1.10)``; empty without a speedup."""
+    if other not in m.speedup:
+        return ""
+    band = m.band.get(other)
+    return f"{m.speedup[other]:.2f}x" + (f" ({band[0]:.2f}-{band[1]:.2f})" if band else "")
+
+
 def to_markdown(report: Report) -> str:
     meta, ms = report.meta, report.measurements
     env = meta.get("environment", {})
@@ -620,7 +678,9 @@ def to_markdown(report: Report) -> str:
         f"Median of {meta.get('repeats', '?')} samples (each >= {meta.get('min_time', 0) * 1e3:g} ms of calls, "
         f"{'thread CPU time' if meta.get('timer') == 'thread' else 'wall clock'}) "
         f"after warm-up, {_order_text(meta.get('order', 'interleaved'), ms)}. `speedup vs X` = X's median time / "
-        "this one's (> 1: faster than X).",
+        "this one's (> 1: faster than X); in parentheses, the run's noise around it: the interval that holds "
+        f"the median of the ratios of samples taken in the same round with {BAND_CONFIDENCE:.0%} confidence "
+        "(a speedup is beyond the noise where that interval excludes 1).",
     ]
     if meta.get("provisional"):
         lines += ["", f"**Provisional:** {meta['provisional']}"]
@@ -635,7 +695,7 @@ def to_markdown(report: Report) -> str:
         if m.ok:
             row = [m.row] + ([str(m.threads)] if multi_threads else []) + [
                 m.implementation, _us(m.median), f"{_us(m.min)}-{_us(m.max)}", f"{_rate(m.throughput)} {m.unit}"
-            ] + [f"{m.speedup[p]:.2f}x" if p in m.speedup else "" for p in peers]
+            ] + [speedup_text(m, p) for p in peers]
         else:
             row = [m.row] + ([str(m.threads)] if multi_threads else []) + [
                 m.implementation, "-", "-", (m.error or "no samples").replace("|", "/")[:80]] + [""] * len(peers)
