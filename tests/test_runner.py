@@ -355,6 +355,21 @@ def test_repeated_libraries_are_one_implementation_each():
     assert names == ["bundled-base"]
 
 
+def test_libraries_loaded_alike_get_numbered_names_so_no_two_rows_share_one(tmp_path):
+    # Two bundled builds given by path (an A/B of two versions) were both "bundled-abi-base": the bench keyed their
+    # samples by name and reported one library's times twice.
+    import shutil
+
+    from simdbind.library import bundled_path
+
+    first, second = tmp_path / "a.so", tmp_path / "b.so"
+    shutil.copy(bundled_path(), first)
+    shutil.copy(bundled_path(), second)
+    names = [i.name for i in implementations(["bundled", str(first), str(second)], "base")]
+    assert names == ["bundled-base", "bundled-abi1-base", "bundled-abi2-base"]
+    assert [i.name for i in implementations([str(first)], "base")] == ["bundled-abi-base"]
+
+
 def test_inputs_reach_the_implementation_between_guard_zones_of_nan():
     # A kernel reading outside its inputs then sees NaN or all-ones integers; upstream's InnerProduct32f and
     # GemmNT convolution were caught this way (docs/upstream.md).

@@ -277,10 +277,14 @@ def implementations(libraries: list[str] | None = None, isa: str = "all", mode: 
     if not libraries and not impls:
         libraries = ["bundled"] + ([os.environ["SIMD_LIBRARY"]] if os.environ.get("SIMD_LIBRARY") else [])
     result: list[Any] = []
-    libraries = list(dict.fromkeys(libraries or []))
-    externals = 0
-    for spec in libraries:
-        library = _load(spec, mode if spec == "bundled" else None)
+    loaded = [_load(spec, mode if spec == "bundled" else None) for spec in dict.fromkeys(libraries or [])]
+    # A library's name says how it was loaded: "bundled" (the package's own, API mode), "bundled-abi" (a bundled
+    # build given by path) or "external"; where several share one, they are numbered in --library order
+    # (external1-avx2, external2-avx2), so that no two rows of a run carry the same name.
+    kinds = ["bundled" if lib.kind == "bundled" and lib.mode == "api" else "bundled-abi" if lib.kind == "bundled"
+             else "external" for lib in loaded]
+    for index, (library, kind) in enumerate(zip(loaded, kinds)):
+        prefix = kind + (str(kinds[: index + 1].count(kind)) if kinds.count(kind) > 1 else "")
         if library.kind == "bundled":
             supported = library.isas_supported
             names = supported if isa == "all" else tuple(n.strip() for n in isa.split(",") if n.strip())
@@ -288,13 +292,8 @@ def implementations(libraries: list[str] | None = None, isa: str = "all", mode: 
                 if name not in supported:
                     raise simdbind.IsaError(f"--isa: {name} is not supported here{did_you_mean(name, supported)} "
                                             f"(supported: {', '.join(supported)})")
-                prefix = "bundled" if library.mode == "api" else "bundled-abi"
                 result.append(LibraryImplementation(f"{prefix}-{name}", library, name))
         else:
-            # Several external libraries get numbered names (external1-avx2, external2-avx2), in --library order.
-            several = sum(1 for other in libraries if other != "bundled") > 1
-            externals += 1
-            prefix = f"external{externals}" if several else "external"
             result.append(LibraryImplementation(f"{prefix}-{library.isa}", library, library.isa))
     taken = {impl.name for impl in result}
     for selector in impls:
