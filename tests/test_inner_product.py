@@ -195,6 +195,24 @@ def test_a_column_with_b_per_call_does_not_depend_on_how_many_there_are(bundled,
                     np.testing.assert_array_equal(narrow, wide[:, :N], err_msg=f"{isa} K={K} N={N}")
 
 
+def test_at_avx2_a_row_with_b_per_call_does_not_depend_on_how_many_rows_there_are(bundled):
+    """AVX2 takes dot products along K for a transposed B given per call: up to 4 rows of A one at a time, more in
+    blocks of 3 (K <= 2048); both reduce each row's four partial-sum vectors by the same hadd tree, so a row's
+    outputs are the same bits whatever M is."""
+    if "avx2" not in bundled.isas_supported:
+        pytest.skip("this CPU has no AVX2")
+    rng = np.random.default_rng(14)
+    with bundled.use_isa("avx2"):
+        for K in (5, 16, 300, 2048):
+            A = rng.uniform(-1, 1, (7, K)).astype(np.float32)
+            B = rng.uniform(-1, 1, (10, K)).astype(np.float32)
+            with simdbind.InnerProduct32f(7, 10, K, trans_b=True, const_b=False, library=bundled) as ip:
+                many = ip.forward(A, B)
+            for M in (1, 2, 4):
+                with simdbind.InnerProduct32f(M, 10, K, trans_b=True, const_b=False, library=bundled) as ip:
+                    np.testing.assert_array_equal(ip.forward(A[:M], B), many[:M], err_msg=f"K={K} M={M}")
+
+
 @pytest.mark.parametrize("args, kwargs, error, message", [
     ((0, 4, 3), {"weight": np.zeros((3, 4), np.float32)}, ArgumentError, "M: must be >= 1"),
     ((2, 4.0, 3), {"weight": np.zeros((3, 4), np.float32)}, ArgumentError, "N: must be an integer"),
