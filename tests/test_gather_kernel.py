@@ -1,9 +1,10 @@
 """The GatherElements kernel itself (bundled library, every ISA), through the C functions directly so that what the
 wrapper refuses still reaches C: each in-range index (negative ones count from the end) copies the element's bits,
 and every index outside [-n, n) writes 0 (int64 indices that only wrap into range when narrowed to 32 bits
-included). The vector paths for 32-bit data: at AVX-512 the register permute (index along the last axis, fewer than
-64 source elements); at AVX2 and above the offset copy, blocks of 16 indices all inside [0, n) copied unchecked and
-every other block, and the partial last one, through the checked loop."""
+included). The vector paths take rows of at least 16 outputs (shorter ones, the scalar loop): for 32-bit data at
+AVX-512 the register permute (index along the last axis, fewer than 64 source elements); at AVX2 and above the offset
+copy, blocks of 16 indices all inside [0, n) copied unchecked and every other block, and the partial last one,
+through the checked loop."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 # n around the one-, two- and four-register tables and past them (64: the plain loop); counts around the 16-lane
-# block and its tail.
+# block and its tail, where rows also pass from the scalar loop to the vector paths.
 SOURCE_COUNTS = (1, 15, 16, 17, 33, 49, 63, 64, 65)
 INDEX_COUNTS = (1, 15, 16, 17, 196)
 OUTER = 3
