@@ -177,6 +177,12 @@ SB_INLINE void pk_nhwc_chunks(const PK_T * p, size_t rs, size_t C, size_t R, siz
     if (N > 2) PK_NSTORE(out + 2 * PK_NL, a2, div), PK_NSTORE(out + 3 * PK_NL, a3, div);
 }
 
+/* PK_SCALAR_CHANNELS (the includer's, 0 by default): up to this many channels left (fewer than a vector's) take the
+   scalar fold, one channel at a time, instead of partial vectors. */
+#ifndef PK_SCALAR_CHANNELS
+#define PK_SCALAR_CHANNELS 0
+#endif
+
 /* Fewer than PK_NL channels from c on (c = 0 when the image has fewer channels than a chunk): PK_V vectors, the
    last one overlapping the previous when it can. Where C < PK_L, a full-width load where the image has PK_L
    elements left (the extra lanes hold neighbouring pixels and are never stored), a partial one at its end. Stored
@@ -185,6 +191,16 @@ static void pk_nhwc_rest(const PK_T * src, size_t C, size_t c, const pk_geometry
     size_t xb, size_t xe, float div, PK_T * out)
 {
     const size_t W = g->srcW, total = g->srcH * W * C;
+    if (C - c <= PK_SCALAR_CHANNELS) { /* the scalar fold: see PK_SCALAR_CHANNELS */
+        for (; c < C; ++c) {
+            PK_S a = PK_INIT_S;
+            for (size_t y = yb; y < ye; ++y)
+                for (size_t x = xb; x < xe; ++x)
+                    a = PK_OP_S(a, PK_CVT(src[(y * W + x) * C + c]));
+            out[c] = PK_FINAL(a, div);
+        }
+        return;
+    }
     for (; c < C; c += PK_L) {
         if (c + PK_L > C && C >= PK_L)
             c = C - PK_L; /* overlap the previous vector: same values, written again */
