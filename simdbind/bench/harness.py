@@ -241,9 +241,10 @@ def median_band(values: Sequence[float], confidence: float = BAND_CONFIDENCE) ->
 
 def speedup_band(other: Measurement, own: Measurement) -> list[float] | None:
     """The run's noise around other's speedup over own: :func:`median_band` of the ratios of their samples taken
-    in the same round (other's time / own's), so that drift common to a round cancels. A speedup whose band lies
-    above 1 is faster beyond the noise, below 1 slower; one whose band holds 1 is even within it. None for the
-    memcpy bound (measured apart, after the others) and for rows without paired samples."""
+    in the same round (other's time / own's), so that drift common to a round cancels (in blocked order, of the
+    samples with the same index: independent pairs, a wider band). A speedup whose band lies above 1 is faster
+    beyond the noise, below 1 slower; one whose band holds 1 is even within it. None for the memcpy bound (measured
+    apart, after the others) and for rows without paired samples."""
     if other.kind == "bound" or not own.samples or len(other.samples) != len(own.samples):
         return None
     band = median_band([o / m for o, m in zip(other.samples, own.samples)])
