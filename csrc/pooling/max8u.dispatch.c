@@ -29,13 +29,6 @@ SB_INLINE void vstoreb_n(uint8_t * p, vb v, size_t n) { memcpy(p, &v, n); }
 #define PK_STORE_N(p, a, d, n) vstoreb_n(p, a, n)
 #define PK_FINAL(a, d) (a)
 #define PK_AVERAGE 0
-/* From AVX2 on, a few channels left take the scalar fold: the byte vectors' partial loads and stores are memcpy calls
-   of a variable size, and a 4-channel image (4x4, 2x2 windows) took 65-66 ns through them, 52-53 this way
-   (upstream's: 20 at avx512bw, 61 at avx2). base's 16-byte vectors (49 -> 53 ns), float32 and bf16 (max32f 48 -> 55
-   ns) measured slower the scalar way, so they keep theirs. */
-#if SB_ISA_AT_LEAST(2)
-#define PK_SCALAR_CHANNELS 8
-#endif
 #include "pooling/pool_kernel.h"
 
 void SB_FN(pooling_max8u)(const uint8_t * src, size_t srcC, size_t srcH, size_t srcW, size_t kernelY,

@@ -177,11 +177,6 @@ SB_INLINE void pk_nhwc_chunks(const PK_T * p, size_t rs, size_t C, size_t R, siz
     if (N > 2) PK_NSTORE(out + 2 * PK_NL, a2, div), PK_NSTORE(out + 3 * PK_NL, a3, div);
 }
 
-/* PK_SCALAR_CHANNELS (the includer's, 0 by default): up to this many channels left (fewer than a vector's) take the
-   scalar fold, one channel at a time, instead of partial vectors. */
-#ifndef PK_SCALAR_CHANNELS
-#define PK_SCALAR_CHANNELS 0
-#endif
 
 /* Fewer than PK_NL channels from c on (c = 0 when the image has fewer channels than a chunk): PK_V vectors, the
    last one overlapping the previous when it can. Where C < PK_L, a full-width load where the image has PK_L
@@ -191,16 +186,6 @@ static void pk_nhwc_rest(const PK_T * src, size_t C, size_t c, const pk_geometry
     size_t xb, size_t xe, float div, PK_T * out)
 {
     const size_t W = g->srcW, total = g->srcH * W * C;
-    if (C - c <= PK_SCALAR_CHANNELS) { /* the scalar fold: see PK_SCALAR_CHANNELS */
-        for (; c < C; ++c) {
-            PK_S a = PK_INIT_S;
-            for (size_t y = yb; y < ye; ++y)
-                for (size_t x = xb; x < xe; ++x)
-                    a = PK_OP_S(a, PK_CVT(src[(y * W + x) * C + c]));
-            out[c] = PK_FINAL(a, div);
-        }
-        return;
-    }
     for (; c < C; c += PK_L) {
         if (c + PK_L > C && C >= PK_L)
             c = C - PK_L; /* overlap the previous vector: same values, written again */
@@ -264,9 +249,39 @@ static void pk_nhwc_clipped(const PK_T * src, size_t C, const pk_geometry * g, s
    found once per call and run with the window's shape fixed per row (unrolled for 3x3, and for 2x2 where the
    includer defines PK_NHWC_UNROLL_2X2: on a 256-channel float32 layer the unrolled 2x2 measured 5-10% slower than
    the loop, on bf16 pairs 6% faster); only the border columns compute their windows one by one. */
+/* Images with at most PK_SCALAR_CHANNELS channels (fewer than a vector's) take the scalar fold, channel by channel,
+   pixel by pixel in one loop, instead of partial vectors per pixel. From AVX2 on, where those vectors' partial loads
+   and stores cost most: a 4-channel 4x4 image with 2x2 windows, avx2 / avx512bw, took float32 average 53 / 59 ->
+   44 / 49 ns, float32 max 51 / 47 -> 42 / 42, uint8 max 54 / 54 -> 47 / 47, bf16 max at avx512bw 64 -> 57
+   (upstream's 19-23, 10-22, 61 / 20 and 28-46). base's own vectors were faster (26 against 39 ns), as were bf16's
+   at AVX2 (51 against 54): an includer may set its own value. */
+#ifndef PK_SCALAR_CHANNELS
+#define PK_SCALAR_CHANNELS (SB_ISA_AT_LEAST(2) ? 8 : 0)
+#endif
+
 static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
 {
     const size_t W = g->srcW, sx = g->strideX, kx = g->kernelX, pad = g->padX;
+    if (C <= PK_SCALAR_CHANNELS && C < PK_L) {
+        for (size_t dy = 0; dy < g->dstH; ++dy) {
+            size_t yb, ye;
+            pv_window(dy, g->strideY, g->padY, g->kernelY, g->srcH, &yb, &ye);
+            for (size_t dx = 0; dx < g->dstW; ++dx) {
+                size_t xb, xe;
+                pv_window(dx, sx, pad, kx, W, &xb, &xe);
+                const float div = PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f;
+                PK_T * out = dst + (dy * g->dstW + dx) * C;
+                for (size_t c = 0; c < C; ++c) {
+                    PK_S a = PK_INIT_S;
+                    for (size_t y = yb; y < ye; ++y)
+                        for (size_t x = xb; x < xe; ++x)
+                            a = PK_OP_S(a, PK_CVT(src[(y * W + x) * C + c]));
+                    out[c] = PK_FINAL(a, div);
+                }
+            }
+        }
+        return;
+    }
     /* Unclipped: dx*sx >= pad and dx*sx - pad + kx <= W, i.e. first <= dx < end; empty when none (or when the
        bounds do not fit in size_t, so that dx*sx below cannot overflow either, or for a zero stride). */
     size_t first = 0, end = 0, room;
