@@ -177,7 +177,6 @@ SB_INLINE void pk_nhwc_chunks(const PK_T * p, size_t rs, size_t C, size_t R, siz
     if (N > 2) PK_NSTORE(out + 2 * PK_NL, a2, div), PK_NSTORE(out + 3 * PK_NL, a3, div);
 }
 
-
 /* Fewer than PK_NL channels from c on (c = 0 when the image has fewer channels than a chunk): PK_V vectors, the
    last one overlapping the previous when it can. Where C < PK_L, a full-width load where the image has PK_L
    elements left (the extra lanes hold neighbouring pixels and are never stored), a partial one at its end. Stored
@@ -245,20 +244,20 @@ static void pk_nhwc_clipped(const PK_T * src, size_t C, const pk_geometry * g, s
     pk_nhwc_pixel(src, C, g, yb, R, xb, xe - xb, PK_AVERAGE ? pk_divisor(g, R, xe - xb) : 1.0f, out + dx * C);
 }
 
-/* 2D NHWC: every output pixel folds its window per channel. The columns whose windows lie inside the image are
-   found once per call and run with the window's shape fixed per row (unrolled for 3x3, and for 2x2 where the
-   includer defines PK_NHWC_UNROLL_2X2: on a 256-channel float32 layer the unrolled 2x2 measured 5-10% slower than
-   the loop, on bf16 pairs 6% faster); only the border columns compute their windows one by one. */
 /* Images with at most PK_SCALAR_CHANNELS channels (fewer than a vector's) take the scalar fold, channel by channel,
    pixel by pixel in one loop, instead of partial vectors per pixel. From AVX2 on, where those vectors' partial loads
-   and stores cost most: a 4-channel 4x4 image with 2x2 windows, avx2 / avx512bw, took float32 average 53 / 59 ->
-   44 / 49 ns, float32 max 51 / 47 -> 42 / 42, uint8 max 54 / 54 -> 47 / 47, bf16 max at avx512bw 64 -> 57
+   and stores cost most: a 4-channel 4x4 image with 2x2 windows, avx2 / avx512bw, took float32 average 53 / 58 ->
+   42 / 49 ns, float32 max 50 / 47 -> 42 / 41, uint8 max 54 / 54 -> 46 / 46, bf16 max at avx512bw 64 -> 57
    (upstream's 19-23, 10-22, 61 / 20 and 28-46). base's own vectors were faster (26 against 39 ns), as were bf16's
    at AVX2 (51 against 54): an includer may set its own value. */
 #ifndef PK_SCALAR_CHANNELS
 #define PK_SCALAR_CHANNELS (SB_ISA_AT_LEAST(2) ? 8 : 0)
 #endif
 
+/* 2D NHWC: every output pixel folds its window per channel. The columns whose windows lie inside the image are
+   found once per call and run with the window's shape fixed per row (unrolled for 3x3, and for 2x2 where the
+   includer defines PK_NHWC_UNROLL_2X2: on a 256-channel float32 layer the unrolled 2x2 measured 5-10% slower than
+   the loop, on bf16 pairs 6% faster); only the border columns compute their windows one by one. */
 static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
 {
     const size_t W = g->srcW, sx = g->strideX, kx = g->kernelX, pad = g->padX;
