@@ -237,6 +237,7 @@ def test_unary_exp_on_every_float_where_the_fast_scaling_ends(isa_library):
         assert error.max() <= 1.5, f"{error.max():.3f} ulp at x={x[finite][np.argmax(error)]!r}"
         assert (y[~finite] == np.inf).all()
 
+
 def test_unary_subnormal_exp_results_and_subnormal_log_inputs(isa_library):
     x = f32(-100.0, -103.0, -87.5)
     y = simdbind.unary(x, "exp", library=isa_library)

@@ -792,13 +792,18 @@ static void body_rows(void * arg, size_t begin, size_t end)
     run_range(j, begin, end, 0, j->N);
 }
 
+/* 1 if a product of M x N x K runs on the calling thread alone (one thread set, or too little work to share). */
+SB_INLINE int one_thread(size_t M, size_t N, size_t K)
+{
+    return sb_thread_number() <= 1 || (double)M * (double)N * (double)(K ? K : 1) < PARALLEL_WORK;
+}
+
 static void run(gemm_job * j)
 {
     if (j->M == 0 || j->N == 0)
         return;
     size_t threads = sb_thread_number();
-    double work = (double)j->M * (double)j->N * (double)(j->K ? j->K : 1);
-    if (threads <= 1 || work < PARALLEL_WORK) {
+    if (one_thread(j->M, j->N, j->K)) {
         run_range(j, 0, j->M, 0, j->N);
         return;
     }
@@ -832,8 +837,7 @@ void SB_FN(gemm32f_nt)(size_t M, size_t N, size_t K, const float * A, size_t lda
     const int mode = M <= DOT_ROWS ? MODE_DOT : MODE_PACK;
 #endif
     gemm_job j = {mode, M, N, K, A, lda, B, ldb, 1, C, ldc, epilogue};
-    if (mode == MODE_DOT && M && N && K
-        && (sb_thread_number() <= 1 || (double)M * (double)N * (double)K < PARALLEL_WORK)) {
+    if (mode == MODE_DOT && M && N && K && one_thread(M, N, K)) {
         /* A few rows on one thread: straight to the dot products, without run()'s and run_range()'s setup (a 4 x 16
            layer at avx2: 12.2 -> 11.8 ns; upstream's 6-7) */
         dot_range(&j, 0, M, 0, N, sb_epilogue_active(epilogue) ? epilogue : NULL);
@@ -864,7 +868,7 @@ void SB_FN(gemm32f_pack_b)(size_t N, size_t K, const float * B, size_t ldb, int 
 void SB_FN(gemm32f_packed)(size_t M, size_t N, size_t K, const float * A, size_t lda, const float * packed,
     float * C, size_t ldc, const sb_epilogue * epilogue)
 {
-    if (M == 1 && K > 0 && (sb_thread_number() <= 1 || (double)N * (double)K < PARALLEL_WORK)) {
+    if (M == 1 && N && K && one_thread(M, N, K)) {
         /* One row on one thread: what run_range does for it (one K block, one gemv_panel per panel), without its
            setup, which with run()'s took 44% of a 1 x 16 -> 4 product (an InnerProduct32f Forward: 25 ns, upstream's
            8; 8.7 ns now at avx2, with gemv_panel's own changes). */

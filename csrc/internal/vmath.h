@@ -249,9 +249,9 @@ SB_INLINE vf sb_vm_exp_reduced(vf x, vf * t, vf * n)
 }
 
 #if !SB_VM_AVX512
-/* y * 2^floor(n/S) where that power and the product are normal (|n| <= 125 S, not NaN): bits(t) >> log2(S) << 23 is
-   floor(n/S) << 23 (1.5 * 2^23 has no bit in the low 9 + log2(S)), and adding it to y's exponent is the exact
-   product. */
+/* y * 2^floor(n/S) where that power and the product are normal (sb_vm_exp_scale_fast's range; not NaN):
+   bits(t) >> log2(S) << 23 is floor(n/S) << 23 (1.5 * 2^23 has no bit in the low 9 + log2(S)), and adding it to y's
+   exponent is the exact product. */
 SB_INLINE vf sb_vm_exp_scale(vf y, vf t, const int bits)
 {
     return vfloat_bits(vbits(y) + (vi)(((vu)vbits(t) >> bits) << 23));
