@@ -285,6 +285,47 @@ def test_unary_pipelined_lengths_and_in_place_keep_each_value_s_bits(isa_library
                 assert same.all(), (op, n, how, values[:n][~same][:3])
 
 
+def _aligned_floats(n: int) -> np.ndarray:
+    """n + 64 floats whose first lies on a 64-byte boundary."""
+    raw = np.empty(n + 80, np.float32)
+    start = (-raw.ctypes.data % 64) // 4
+    return raw[start:start + n + 64]
+
+
+@pytest.mark.parametrize("op", [m.name.lower() for m in simdbind.UnaryOperation])
+def test_unary_at_every_placement_keeps_each_value_s_bits(isa_library, op):
+    # Where dst lies decides where the loops start (unary.dispatch.c: from dst's first vector-aligned float, after
+    # two overlapping vectors at 0 and there). At every float offset of dst within 64 bytes, with src at another
+    # offset or in place, and lengths around that start (one vector of 16 lanes past the furthest offset and less),
+    # every value gets the bits it gets alone, and nothing outside dst changes.
+    rng = np.random.default_rng(71)
+    values = rng.uniform(-40, 40, 64).astype(np.float32)
+    values[::3] = f32(0.0, -0.0, NAN, INF, -INF, 1e-40, 0.5, -2.5, 3e9, 1.0, -0.7, 0.625, 88.9, 7000.0, 2.0, 1e-3,
+                      -1e30, 0.1, 6.5, -9.0, 1.5, 42.0)
+    with np.errstate(all="ignore"):
+        alone = np.concatenate([simdbind.unary(values[i:i + 1], op, library=isa_library) for i in range(values.size)])
+    sentinel = np.float32(-12345.5)
+    for n in (1, 8, 9, 16, 17, 24, 31, 32, 33, 47, 64):
+        expected = alone[:n]
+        for offset in range(16):
+            for how in ("apart", "in place"):
+                buffer = _aligned_floats(n)
+                buffer[:] = sentinel
+                out = buffer[offset:offset + n]
+                if how == "in place":
+                    out[:] = values[:n]
+                    x = out
+                else:
+                    x = _aligned_floats(n)[(offset + 5) % 16:][:n]
+                    x[:] = values[:n]
+                with np.errstate(all="ignore"):
+                    simdbind.unary(x, op, out=out, library=isa_library)
+                same = (bits(out) == bits(expected)) | (np.isnan(out) & np.isnan(expected))
+                assert same.all(), (op, n, offset, how, values[:n][~same][:3])
+                outside = np.concatenate([buffer[:offset], buffer[offset + n:]])
+                assert (bits(outside) == bits(np.full_like(outside, sentinel))).all(), (op, n, offset, how)
+
+
 def test_unary_matches_reference_on_every_op_and_shape(library):
     x = np.random.default_rng(5).uniform(1e-3, 5, (3, 4, 5)).astype(np.float32)
     for op in simdbind.UnaryOperation:

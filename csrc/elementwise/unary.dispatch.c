@@ -31,12 +31,12 @@ SB_INLINE vf keep_in_register(vf v)
 #define UNARY_STEPS(STEP, EXPR, STORE)                                              \
     for (; i + (STEP) * SB_W <= size; i += (STEP) * SB_W) {                         \
         vf y[STEP];                                                                 \
-        _Pragma("GCC unroll 4")                                                     \
+        _Pragma("GCC unroll 8")                                                     \
         for (int k = 0; k < (STEP); ++k) {                                          \
             vf x = keep_in_register(vload(src + i + k * SB_W));                     \
             y[k] = (EXPR);                                                          \
         }                                                                           \
-        _Pragma("GCC unroll 4")                                                     \
+        _Pragma("GCC unroll 8")                                                     \
         for (int k = 0; k < (STEP); ++k)                                            \
             STORE(dst + i + k * SB_W, y[k]);                                        \
     }
@@ -75,22 +75,43 @@ SB_INLINE vf keep_in_register(vf v)
         i += n * SB_W;                                                              \
     }
 
-/* A call that touches sb_streaming_bytes() or more streams its output: the floats before dst's first aligned vector
-   go through the partial load/store of the tail, the body through STREAMED (vstream stores), the rest through CACHED
-   (vstore); EXPR does the head and the tail. It has a loop of its own that starts at 0: entered with a start only
-   known at run time, GCC's loop carried two more induction variables (round at avx2, 64K floats: 30% slower). */
-#define UNARY_KERNEL_BODIES(NAME, TOUCHED, EXPR, STREAMED, CACHED)                  \
+/* A kernel: the loops (UNARY_LOOPS) from dst's first vector-aligned float on, where no store straddles two cache
+   lines, for the operations bound by moving data (ALIGN 1) and for a streamed call (vstream needs it); the others,
+   bound by their arithmetic, start at dst (aligned, exp and tanh of 1K floats at avx2 ran 7% slower, round and sign
+   10%: the two vectors below ahead of the loop). NumPy aligns its arrays to 16 bytes, so half the vectors of 32
+   bytes and three in four of 64 bytes straddled, and each such store (and, with src placed like dst, each load) took
+   two accesses: floor of 1K floats at 16 bytes past 32-byte alignment, 30 ns at avx2 and 26 at avx512bw, 27 and 17
+   from the aligned float. The vectors at 0 and at head, dst's first aligned float, are both loaded before either is
+   stored (in place, the second reads floats the first store overwrites); the lanes where they overlap get the same
+   value twice, every operation being lane-wise. A call streams (TOUCHED floats per element moved,
+   sb_streaming_bytes() or more) only from an aligned float. */
+#define UNARY_KERNEL_BODIES(NAME, TOUCHED, ALIGN, EXPR, STREAMED, CACHED)           \
+    UNARY_LOOPS(NAME##_loops, EXPR, STREAMED, CACHED)                               \
     static void NAME(const float * src, size_t size, float * dst)                   \
     {                                                                               \
-        size_t i = 0;                                                               \
         const size_t head = vstream_head(dst);                                      \
-        if (TOUCHED * size * sizeof(float) >= sb_streaming_bytes() && head < SB_W   \
-            && head <= size) {                                                      \
-            if (head) {                                                             \
-                vf x = vload_n(src, head);                                          \
-                vstore_n(dst, (EXPR), head);                                        \
-                i = head;                                                           \
-            }                                                                       \
+        const int stream = head < SB_W && TOUCHED * size * sizeof(float) >= sb_streaming_bytes(); \
+        size_t i = 0;                                                               \
+        if ((ALIGN || stream) && head && head < SB_W && size >= head + SB_W) {      \
+            vf x = keep_in_register(vload(src));                                    \
+            vf first = (EXPR);                                                      \
+            x = keep_in_register(vload(src + head));                                \
+            vf second = (EXPR);                                                     \
+            vstore(dst, first);                                                     \
+            vstore(dst + head, second);                                             \
+            i = head + SB_W;                                                        \
+        }                                                                           \
+        NAME##_loops(src + i, size - i, dst + i, stream && (i || head == 0));       \
+    }
+
+/* The loops of a kernel over [0, size): with `stream` (dst is then aligned) the body through STREAMED (vstream
+   stores), else through CACHED (vstore); EXPR does the rest and the tail. They start at 0: entered with a start only
+   known at run time, GCC's loop carried two more induction variables (round at avx2, 64K floats: 30% slower). */
+#define UNARY_LOOPS(NAME, EXPR, STREAMED, CACHED)                                   \
+    SB_INLINE void NAME(const float * src, size_t size, float * dst, int stream)    \
+    {                                                                               \
+        size_t i = 0;                                                               \
+        if (stream) {                                                               \
             STREAMED                                                                \
             vstream_fence();                                                        \
         } else {                                                                    \
@@ -106,22 +127,26 @@ SB_INLINE vf keep_in_register(vf v)
         }                                                                           \
     }
 
-/* The short operations: STEP vectors a step, 4 for those of a few instructions, where the loop's own instructions and
-   the front end bound the time (round at 64K floats in L2 at avx2: 2.79 -> 2.50 us, as fast as upstream's
-   one-instruction round); streamed two vectors a step (four lines a step measured 4-7% slower at 4M floats at
-   avx512bw). */
-#define UNARY_KERNEL_TOUCHING(NAME, STEP, TOUCHED, EXPR)                            \
-    UNARY_KERNEL_BODIES(NAME, TOUCHED, EXPR, UNARY_STEPS(2, EXPR, vstream), UNARY_STEPS(STEP, EXPR, vstore))
+/* The operations bound by moving the data (a few instructions a vector): SHORT_STEP vectors a step (four took round
+   at 64K floats in L2 at avx2 from 2.79 to 2.50 us), streamed two a step (four lines a step measured 4-7% slower at
+   4M floats at avx512bw). Eight, not four: a loop of four (68 bytes at avx2) took a cycle more per step when it began
+   in the first 12 bytes of a 64-byte line (abs of 1K floats: 30 against 23 ns; where the linker puts it is luck),
+   one of eight ran at 22.4-22.6 ns from every start (a harness over the 16 starts 4 bytes apart). TOUCHED: floats of
+   memory a call moves per element, 2 (read and written), 1 for zero, which reads nothing. Zero's 4M-float output
+   alone fits the last-level cache, which regular stores keep it in: 175 -> 147 us and 188 -> 181 us in two
+   interleaved runs at avx512 (upstream 149 and 178). */
+#define SHORT_STEP 8
+#define UNARY_KERNEL_MOVING(NAME, TOUCHED, EXPR)                                    \
+    UNARY_KERNEL_BODIES(NAME, TOUCHED, 1, EXPR, UNARY_STEPS(2, EXPR, vstream), UNARY_STEPS(SHORT_STEP, EXPR, vstore))
 
-/* The long ones, OP's two stages OP_start and OP_finish (its state type OP_state) pipelined as above. */
+/* The operations bound by their arithmetic: STEP vectors a step (4 for those of a few instructions, which run at a
+   vector a cycle or at the divider's pace however dst is placed: round, sign, rcp, sqrt; the rest 2), or OP's two stages OP_start and OP_finish (its state type OP_state)
+   pipelined as above. */
+#define UNARY_KERNEL(NAME, STEP, EXPR)                                              \
+    UNARY_KERNEL_BODIES(NAME, 2, 0, EXPR, UNARY_STEPS(2, EXPR, vstream), UNARY_STEPS(STEP, EXPR, vstore))
 #define UNARY_KERNEL_STAGED(NAME, OP)                                               \
-    UNARY_KERNEL_BODIES(NAME, 2, OP(x), UNARY_STAGES(OP##_state, OP##_start, OP##_finish, vstream), \
+    UNARY_KERNEL_BODIES(NAME, 2, 0, OP(x), UNARY_STAGES(OP##_state, OP##_start, OP##_finish, vstream), \
         UNARY_STAGES(OP##_state, OP##_start, OP##_finish, vstore))
-
-/* TOUCHED: floats of memory a call moves per element, against the streaming threshold: 2 (read and written), 1 for
-   zero, which reads nothing. Zero's 4M-float output alone fits the last-level cache, which regular stores keep it
-   in: 175 -> 147 us and 188 -> 181 us in two interleaved runs at avx512 (upstream 149 and 178). */
-#define UNARY_KERNEL(NAME, STEP, EXPR) UNARY_KERNEL_TOUCHING(NAME, STEP, 2, EXPR)
 
 /* trunc(x + copysign(0.49999997f, x)): the sum reaches the next integer exactly when the fraction of |x| is >= 0.5
    (at +-0.5 the sum 1 - 2^-25 is a tie that rounds to even, to 1), and from 2^23 on the addend is below half an ulp
@@ -178,15 +203,15 @@ SB_INLINE vf op_sign(vf x)
     return vselect(x < vset1(0.0f), vset1(-1.0f), vselect(x == vset1(0.0f), vset1(0.0f), vset1(1.0f)));
 }
 
-UNARY_KERNEL(unary_abs, 4, vabs(x))
-UNARY_KERNEL(unary_ceil, 4, vround_mode(x, SB_ROUND_CEIL))
+UNARY_KERNEL_MOVING(unary_abs, 2, vabs(x))
+UNARY_KERNEL_MOVING(unary_ceil, 2, vround_mode(x, SB_ROUND_CEIL))
 UNARY_KERNEL_STAGED(unary_cos, vcos)
 UNARY_KERNEL(unary_erf, 2, verf(x))
 UNARY_KERNEL(unary_exp, 2, vexp(x))
-UNARY_KERNEL(unary_floor, 4, vround_mode(x, SB_ROUND_FLOOR))
+UNARY_KERNEL_MOVING(unary_floor, 2, vround_mode(x, SB_ROUND_FLOOR))
 UNARY_KERNEL(unary_log, 2, vlog(x))
-UNARY_KERNEL(unary_neg, 4, vfloat_bits(vbits(x) ^ vset1i((int32_t)0x80000000u)))
-UNARY_KERNEL(unary_not, 4, vfloat_bits(~vbits(x)))
+UNARY_KERNEL_MOVING(unary_neg, 2, vfloat_bits(vbits(x) ^ vset1i((int32_t)0x80000000u)))
+UNARY_KERNEL_MOVING(unary_not, 2, vfloat_bits(~vbits(x)))
 UNARY_KERNEL(unary_rcp, 4, vset1(1.0f) / x)
 UNARY_KERNEL(unary_round, 4, op_round(x))
 /* staged where the reciprocal runs on the multiply-add units, beside the square root (below AVX2 it divides) */
@@ -205,7 +230,7 @@ UNARY_KERNEL(unary_tanh, 2, vtanh(x))
 UNARY_KERNEL_STAGED(unary_tanh, vtanh)
 #endif
 
-UNARY_KERNEL_TOUCHING(unary_zero, 4, 1, ((void)x, vset1(0.0f)))
+UNARY_KERNEL_MOVING(unary_zero, 1, ((void)x, vset1(0.0f)))
 
 void SB_FN(unary)(const float * src, size_t size, SimdSynetUnaryOperation32fType type, float * dst)
 {
