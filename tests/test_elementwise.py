@@ -326,6 +326,45 @@ def test_unary_at_every_placement_keeps_each_value_s_bits(isa_library, op):
                 assert (bits(outside) == bits(np.full_like(outside, sentinel))).all(), (op, n, offset, how)
 
 
+@pytest.mark.parametrize("op", ["sum", "max", "min", "product"])
+def test_eltwise_at_every_placement_keeps_each_value_s_bits(isa_library, op):
+    # As for unary (eltwise.dispatch.c: blocks from dst's first vector-aligned float, the first and last vectors
+    # folded ahead): at every float offset of dst within 64 bytes, with the inputs at other offsets or dst being
+    # one of them, two or three inputs, every value gets the bits it gets alone and nothing outside dst changes.
+    rng = np.random.default_rng(73)
+    columns = rng.uniform(-8, 8, (3, 64)).astype(np.float32)
+    columns[:, ::4] = f32(NAN, -0.0, INF, 0.0, 1e-40, -3.5, 2.0, -INF, 0.5, 1e30, -1.0, 7.0, 0.25, -2.0, 3.0, 1.0)
+    weights = [1.5, -2.0, 0.75]
+    sentinel = np.float32(-12345.5)
+    for count in (2, 3):
+        w = weights[:count] if op == "sum" else None
+        with np.errstate(all="ignore"):
+            alone = np.concatenate([simdbind.eltwise(list(columns[:count, i:i + 1]), op, w, library=isa_library)
+                                    for i in range(columns.shape[1])])
+        for n in (1, 8, 9, 17, 24, 31, 33, 47, 64):
+            expected = alone[:n]
+            for offset in range(16):
+                for how in ("apart", "out=inputs[0]", "out=inputs[1]"):
+                    buffer = _aligned_floats(n)
+                    buffer[:] = sentinel
+                    out = buffer[offset:offset + n]
+                    inputs = []
+                    for k in range(count):
+                        x = _aligned_floats(n)[(offset + 5 * k + 3) % 16:][:n]
+                        x[:] = columns[k, :n]
+                        inputs.append(x)
+                    if how != "apart":
+                        k = int(how[-2])
+                        out[:] = columns[k, :n]
+                        inputs[k] = out
+                    with np.errstate(all="ignore"):
+                        simdbind.eltwise(inputs, op, w, out=out, library=isa_library)
+                    same = (bits(out) == bits(expected)) | (np.isnan(out) & np.isnan(expected))
+                    assert same.all(), (op, count, n, offset, how, np.flatnonzero(~same)[:3])
+                    outside = np.concatenate([buffer[:offset], buffer[offset + n:]])
+                    assert (bits(outside) == bits(np.full_like(outside, sentinel))).all(), (op, n, offset, how)
+
+
 def test_unary_matches_reference_on_every_op_and_shape(library):
     x = np.random.default_rng(5).uniform(1e-3, 5, (3, 4, 5)).astype(np.float32)
     for op in simdbind.UnaryOperation:

@@ -81,27 +81,36 @@ SB_INLINE vf keep_in_register(vf v)
    10%: the two vectors below ahead of the loop). NumPy aligns its arrays to 16 bytes, so half the vectors of 32
    bytes and three in four of 64 bytes straddled, and each such store (and, with src placed like dst, each load) took
    two accesses: floor of 1K floats at 16 bytes past 32-byte alignment, 30 ns at avx2 and 26 at avx512bw, 27 and 17
-   from the aligned float. The vectors at 0 and at head, dst's first aligned float, are both loaded before either is
-   stored (in place, the second reads floats the first store overwrites); the lanes where they overlap get the same
-   value twice, every operation being lane-wise. A call streams (TOUCHED floats per element moved,
-   sb_streaming_bytes() or more) only from an aligned float. */
+   from the aligned float. The vectors at 0 and at head, dst's first aligned float, and the last vector where the
+   floats from head on do not fill whole vectors (a partial one costs two memcpy calls below AVX-512), are all loaded
+   before any store (in place, the loops overwrite floats they read) and stored around the loops; the lanes where they
+   overlap get the same value twice, every operation being lane-wise. A call streams (TOUCHED floats per element
+   moved, sb_streaming_bytes() or more) only from an aligned float. */
 #define UNARY_KERNEL_BODIES(NAME, TOUCHED, ALIGN, EXPR, STREAMED, CACHED)           \
     UNARY_LOOPS(NAME##_loops, EXPR, STREAMED, CACHED)                               \
     static void NAME(const float * src, size_t size, float * dst)                   \
     {                                                                               \
         const size_t head = vstream_head(dst);                                      \
         const int stream = head < SB_W && TOUCHED * size * sizeof(float) >= sb_streaming_bytes(); \
-        size_t i = 0;                                                               \
+        size_t i = 0, end = size;                                                   \
+        vf last = vset1(0.0f);                                                      \
         if ((ALIGN || stream) && head && head < SB_W && size >= head + SB_W) {      \
             vf x = keep_in_register(vload(src));                                    \
             vf first = (EXPR);                                                      \
             x = keep_in_register(vload(src + head));                                \
             vf second = (EXPR);                                                     \
+            if ((size - head) % SB_W) {                                             \
+                x = keep_in_register(vload(src + size - SB_W));                     \
+                last = (EXPR);                                                      \
+                end = size - (size - head) % SB_W;                                  \
+            }                                                                       \
             vstore(dst, first);                                                     \
             vstore(dst + head, second);                                             \
             i = head + SB_W;                                                        \
         }                                                                           \
-        NAME##_loops(src + i, size - i, dst + i, stream && (i || head == 0));       \
+        NAME##_loops(src + i, end - i, dst + i, stream && (i || head == 0));        \
+        if (end < size)                                                             \
+            vstore(dst + size - SB_W, last);                                        \
     }
 
 /* The loops of a kernel over [0, size): with `stream` (dst is then aligned) the body through STREAMED (vstream
@@ -137,11 +146,12 @@ SB_INLINE vf keep_in_register(vf v)
    interleaved runs at avx512 (upstream 149 and 178). */
 #define SHORT_STEP 8
 #define UNARY_KERNEL_MOVING(NAME, TOUCHED, EXPR)                                    \
-    UNARY_KERNEL_BODIES(NAME, TOUCHED, 1, EXPR, UNARY_STEPS(2, EXPR, vstream), UNARY_STEPS(SHORT_STEP, EXPR, vstore))
+    UNARY_KERNEL_BODIES(NAME, TOUCHED, 1, EXPR, UNARY_STEPS(2, EXPR, vstream),      \
+        UNARY_STEPS(SHORT_STEP, EXPR, vstore))
 
 /* The operations bound by their arithmetic: STEP vectors a step (4 for those of a few instructions, which run at a
-   vector a cycle or at the divider's pace however dst is placed: round, sign, rcp, sqrt; the rest 2), or OP's two stages OP_start and OP_finish (its state type OP_state)
-   pipelined as above. */
+   vector a cycle or at the divider's pace however dst is placed: round, sign, rcp, sqrt; the rest 2), or OP's two
+   stages OP_start and OP_finish (its state type OP_state) pipelined as above. */
 #define UNARY_KERNEL(NAME, STEP, EXPR)                                              \
     UNARY_KERNEL_BODIES(NAME, 2, 0, EXPR, UNARY_STEPS(2, EXPR, vstream), UNARY_STEPS(STEP, EXPR, vstore))
 #define UNARY_KERNEL_STAGED(NAME, OP)                                               \
