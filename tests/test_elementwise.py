@@ -294,10 +294,10 @@ def _aligned_floats(n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("op", [m.name.lower() for m in simdbind.UnaryOperation])
 def test_unary_at_every_placement_keeps_each_value_s_bits(isa_library, op):
-    # Where dst lies decides where the loops start (unary.dispatch.c: from dst's first vector-aligned float, after
-    # two overlapping vectors at 0 and there). At every float offset of dst within 64 bytes, with src at another
-    # offset or in place, and lengths around that start (one vector of 16 lanes past the furthest offset and less),
-    # every value gets the bits it gets alone, and nothing outside dst changes.
+    # Where dst and src lie decides where the loops start (unary.dispatch.c: from dst's first vector-aligned float,
+    # after overlapping vectors at 0 and there, and a last one). At every float offset of dst within 64 bytes, with
+    # src at another offset, at the same one or in place, and lengths around that start (one vector of 16 lanes past
+    # the furthest offset and less), every value gets the bits it gets alone, and nothing outside dst changes.
     rng = np.random.default_rng(71)
     values = rng.uniform(-40, 40, 64).astype(np.float32)
     values[::3] = f32(0.0, -0.0, NAN, INF, -INF, 1e-40, 0.5, -2.5, 3e9, 1.0, -0.7, 0.625, 88.9, 7000.0, 2.0, 1e-3,
@@ -308,7 +308,7 @@ def test_unary_at_every_placement_keeps_each_value_s_bits(isa_library, op):
     for n in (1, 8, 9, 16, 17, 24, 31, 32, 33, 47, 64):
         expected = alone[:n]
         for offset in range(16):
-            for how in ("apart", "in place"):
+            for how in ("apart", "apart, placed alike", "in place"):
                 buffer = _aligned_floats(n)
                 buffer[:] = sentinel
                 out = buffer[offset:offset + n]
@@ -316,7 +316,7 @@ def test_unary_at_every_placement_keeps_each_value_s_bits(isa_library, op):
                     out[:] = values[:n]
                     x = out
                 else:
-                    x = _aligned_floats(n)[(offset + 5) % 16:][:n]
+                    x = _aligned_floats(n)[(offset + (5 if how == "apart" else 0)) % 16:][:n]
                     x[:] = values[:n]
                 with np.errstate(all="ignore"):
                     simdbind.unary(x, op, out=out, library=isa_library)
@@ -329,8 +329,9 @@ def test_unary_at_every_placement_keeps_each_value_s_bits(isa_library, op):
 @pytest.mark.parametrize("op", ["sum", "max", "min", "product"])
 def test_eltwise_at_every_placement_keeps_each_value_s_bits(isa_library, op):
     # As for unary (eltwise.dispatch.c: blocks from dst's first vector-aligned float, the first and last vectors
-    # folded ahead): at every float offset of dst within 64 bytes, with the inputs at other offsets or dst being
-    # one of them, two or three inputs, every value gets the bits it gets alone and nothing outside dst changes.
+    # folded ahead, where the inputs lie as dst does): at every float offset of dst within 64 bytes, with the inputs
+    # at other offsets, at the same one or dst being one of them, two or three inputs, every value gets the bits it
+    # gets alone and nothing outside dst changes.
     rng = np.random.default_rng(73)
     columns = rng.uniform(-8, 8, (3, 64)).astype(np.float32)
     columns[:, ::4] = f32(NAN, -0.0, INF, 0.0, 1e-40, -3.5, 2.0, -INF, 0.5, 1e30, -1.0, 7.0, 0.25, -2.0, 3.0, 1.0)
@@ -344,16 +345,17 @@ def test_eltwise_at_every_placement_keeps_each_value_s_bits(isa_library, op):
         for n in (1, 8, 9, 17, 24, 31, 33, 47, 64):
             expected = alone[:n]
             for offset in range(16):
-                for how in ("apart", "out=inputs[0]", "out=inputs[1]"):
+                for how in ("apart", "apart, placed alike", "out=inputs[0]", "out=inputs[1]"):
                     buffer = _aligned_floats(n)
                     buffer[:] = sentinel
                     out = buffer[offset:offset + n]
                     inputs = []
                     for k in range(count):
-                        x = _aligned_floats(n)[(offset + 5 * k + 3) % 16:][:n]
+                        shift = 5 * k + 3 if how == "apart" else 0
+                        x = _aligned_floats(n)[(offset + shift) % 16:][:n]
                         x[:] = columns[k, :n]
                         inputs.append(x)
-                    if how != "apart":
+                    if how.startswith("out="):
                         k = int(how[-2])
                         out[:] = columns[k, :n]
                         inputs[k] = out

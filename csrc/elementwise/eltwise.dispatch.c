@@ -92,22 +92,28 @@ SB_INLINE vf eltwise_vector(float const * const * src, const float * weight, siz
     return y;
 }
 
-/* The blocks start at dst's first vector-aligned float, head, where no store straddles two cache lines (NumPy
-   aligns its arrays to 16 bytes; two inputs of 1K floats summed at 16 bytes past a 32-byte boundary: 46 -> 43 ns at
-   avx2, 37 -> 23 at avx512bw). The floats before it come from the vector at 0 and, where the floats from head on do
-   not fill whole vectors, the last ones from the last vector (a partial one costs three memcpy calls below
-   AVX-512): both are folded before the blocks run (in place, the blocks overwrite inputs they read) and stored
-   after them (the lanes the blocks wrote get the same value twice). A call that touches sb_streaming_bytes() or more
-   (the inputs and dst) streams dst from an aligned float. Without streaming each line of dst is first read into the
-   cache, a fourth stream of memory traffic for two inputs: two inputs of 4M floats took 0.75-0.95 ms at every
-   placement of the arrays, streamed 0.60-0.72 ms (avx2 and avx512bw), about a memcpy of the same bytes. */
+/* The blocks start at dst's first vector-aligned float, head, where no store straddles two cache lines, when every
+   input lies as dst does within a vector (then no load straddles either; otherwise the loads would straddle instead,
+   as unary.dispatch.c measured) or the call streams. NumPy aligns its arrays to 16 bytes; two inputs of 1K floats
+   summed at 16 bytes past a 32-byte boundary: 46 -> 41 ns at avx2, 37 -> 23 at avx512bw. The floats before head come
+   from the vector at 0 and, where the floats from head on do not fill whole vectors, the last ones from the last
+   vector (a partial one costs three memcpy calls below AVX-512): both are folded before the blocks run (in place,
+   the blocks overwrite inputs they read) and stored after them (the lanes the blocks wrote get the same value
+   twice). A call that touches sb_streaming_bytes() or more (the inputs and dst) streams dst from an aligned float.
+   Without streaming each line of dst is first read into the cache, a fourth stream of memory traffic for two inputs:
+   two inputs of 4M floats took 0.75-0.95 ms at every placement of the arrays, streamed 0.60-0.72 ms (avx2 and
+   avx512bw), about a memcpy of the same bytes. */
 SB_INLINE void eltwise_op(float const * const * src, const float * weight, size_t count, size_t size, int type,
     float * dst)
 {
     const size_t head = vstream_head(dst);
+    const int streamed = (count + 1) * size * sizeof(float) >= sb_streaming_bytes();
+    int together = 1;
+    for (size_t i = 0; i < count; ++i)
+        together &= ((uintptr_t)src[i] - (uintptr_t)dst) % (SB_W * sizeof(float)) == 0;
     size_t begin = 0, end = size;
     vf first = vset1(0.0f), last = vset1(0.0f);
-    if (head && head < SB_W && size >= head + SB_W) {
+    if ((together || streamed) && head && head < SB_W && size >= head + SB_W) {
         first = eltwise_vector(src, weight, count, 0, type);
         begin = head;
         if ((size - head) % SB_W) {
@@ -115,7 +121,7 @@ SB_INLINE void eltwise_op(float const * const * src, const float * weight, size_
             end = size - (size - head) % SB_W;
         }
     }
-    const int stream = (begin || head == 0) && (count + 1) * size * sizeof(float) >= sb_streaming_bytes();
+    const int stream = (begin || head == 0) && streamed;
     for (size_t j = begin; j < end; j += BLOCK)
         eltwise_block(src, weight, count, j, j + BLOCK < end ? j + BLOCK : end, type, stream, dst);
     if (stream)

@@ -76,16 +76,18 @@ SB_INLINE vf keep_in_register(vf v)
     }
 
 /* A kernel: the loops (UNARY_LOOPS) from dst's first vector-aligned float on, where no store straddles two cache
-   lines, for the operations bound by moving data (ALIGN 1) and for a streamed call (vstream needs it); the others,
-   bound by their arithmetic, start at dst (aligned, exp and tanh of 1K floats at avx2 ran 7% slower, round and sign
-   10%: the two vectors below ahead of the loop). NumPy aligns its arrays to 16 bytes, so half the vectors of 32
-   bytes and three in four of 64 bytes straddled, and each such store (and, with src placed like dst, each load) took
-   two accesses: floor of 1K floats at 16 bytes past 32-byte alignment, 30 ns at avx2 and 26 at avx512bw, 27 and 17
-   from the aligned float. The vectors at 0 and at head, dst's first aligned float, and the last vector where the
-   floats from head on do not fill whole vectors (a partial one costs two memcpy calls below AVX-512), are all loaded
-   before any store (in place, the loops overwrite floats they read) and stored around the loops; the lanes where they
-   overlap get the same value twice, every operation being lane-wise. A call streams (TOUCHED floats per element
-   moved, sb_streaming_bytes() or more) only from an aligned float. */
+   lines, for a streamed call (vstream needs it) and, for the operations bound by moving data (ALIGN 1), where src
+   lies as dst does within a vector (in place, always), so that no load straddles either. NumPy aligns its arrays to
+   16 bytes, so half the vectors of 32 bytes and three in four of 64 bytes straddled, and each such access took two:
+   floor of 1K floats at 16 bytes past 32-byte alignment, 29 ns at avx2 and 26 at avx512bw, 25 and 18 from the
+   aligned float; at 64K floats (in L2), 2.28 and 1.96 us at avx2. Where src lies otherwise its loads would straddle
+   instead, which costs more from L2 than the stores did (64K floats, src aligned: 1.97 -> 2.14 us). The arithmetic-
+   bound operations start at dst (exp and tanh of 1K floats at avx2 ran 7% slower, round and sign 10%: the two
+   vectors below ahead of the loop). The vectors at 0 and at head, dst's first aligned float, and the last vector
+   where the floats from head on do not fill whole vectors (a partial one costs two memcpy calls below AVX-512), are
+   all loaded before any store (in place, the loops overwrite floats they read) and stored around the loops; the
+   lanes where they overlap get the same value twice, every operation being lane-wise. A call streams (TOUCHED floats
+   per element moved, sb_streaming_bytes() or more) only from an aligned float. */
 #define UNARY_KERNEL_BODIES(NAME, TOUCHED, ALIGN, EXPR, STREAMED, CACHED)           \
     UNARY_LOOPS(NAME##_loops, EXPR, STREAMED, CACHED)                               \
     static void NAME(const float * src, size_t size, float * dst)                   \
@@ -94,7 +96,8 @@ SB_INLINE vf keep_in_register(vf v)
         const int stream = head < SB_W && TOUCHED * size * sizeof(float) >= sb_streaming_bytes(); \
         size_t i = 0, end = size;                                                   \
         vf last = vset1(0.0f);                                                      \
-        if ((ALIGN || stream) && head && head < SB_W && size >= head + SB_W) {      \
+        const int together = ((uintptr_t)src - (uintptr_t)dst) % (SB_W * sizeof(float)) == 0; \
+        if (((ALIGN && together) || stream) && head && head < SB_W && size >= head + SB_W) { \
             vf x = keep_in_register(vload(src));                                    \
             vf first = (EXPR);                                                      \
             x = keep_in_register(vload(src + head));                                \
