@@ -251,10 +251,11 @@ SB_INLINE vf sb_vm_exp_reduced(vf x, vf * t, vf * n)
 #if !SB_VM_AVX512
 /* y * 2^floor(n/S) where that power and the product are normal (sb_vm_exp_scale_fast's range; not NaN):
    bits(t) >> log2(S) << 23 is floor(n/S) << 23 (1.5 * 2^23 has no bit in the low 9 + log2(S)), and adding it to y's
-   exponent is the exact product. */
+   exponent is the exact product. The sum is unsigned: sb_vm_exp_scale_fast computes it on every lane before it knows
+   whether all are in range, and one out of range would overflow a signed one. */
 SB_INLINE vf sb_vm_exp_scale(vf y, vf t, const int bits)
 {
-    return vfloat_bits(vbits(y) + (vi)(((vu)vbits(t) >> bits) << 23));
+    return vfloat_bits((vi)((vu)vbits(y) + (((vu)vbits(t) >> bits) << 23)));
 }
 
 /* vexp's sb_vm_exp_scale(y, t) in *out, and 1 if every lane's n allows it (NaN does not): n in [-126 S + 1,
