@@ -93,16 +93,16 @@ SB_INLINE vf eltwise_vector(float const * const * src, const float * weight, siz
 }
 
 /* The blocks start at dst's first vector-aligned float, head, where no store straddles two cache lines, when every
-   input lies as dst does within a vector (then no load straddles either; otherwise the loads would straddle instead,
-   as unary.dispatch.c measured) or the call streams. NumPy aligns its arrays to 16 bytes; two inputs of 1K floats
-   summed at 16 bytes past a 32-byte boundary: 46 -> 41 ns at avx2, 37 -> 23 at avx512bw. The floats before head come
-   from the vector at 0 and, where the floats from head on do not fill whole vectors, the last ones from the last
-   vector (a partial one costs three memcpy calls below AVX-512): both are folded before the blocks run (in place,
-   the blocks overwrite inputs they read) and stored after them (the lanes the blocks wrote get the same value
-   twice). A call that touches sb_streaming_bytes() or more (the inputs and dst) streams dst from an aligned float.
-   Without streaming each line of dst is first read into the cache, a fourth stream of memory traffic for two inputs:
-   two inputs of 4M floats took 0.75-0.95 ms at every placement of the arrays, streamed 0.60-0.72 ms (avx2 and
-   avx512bw), about a memcpy of the same bytes. */
+   input lies as dst does within a vector (then no load straddles either; otherwise the loads would straddle instead, as
+   unary.dispatch.c measured) or the call streams. NumPy aligns its arrays to 16 bytes; two inputs of 1K floats summed
+   at 16 bytes past a 32-byte boundary: 46 -> 41 ns at avx2, 37 -> 23 at avx512bw. The floats before head come from the
+   vector at 0 and, where the floats from head on do not fill whole vectors, the last ones from the last vector (a
+   masked move per input for the partial one, memcpy calls below AVX2): both are folded before the blocks run (in place,
+   the blocks overwrite inputs they read) and stored after them (the lanes the blocks wrote get the same value twice). A
+   call that touches sb_streaming_bytes() or more (the inputs and dst) streams dst from an aligned float. Without
+   streaming each line of dst is first read into the cache, a fourth stream of memory traffic for two inputs: two inputs
+   of 4M floats took 0.75-0.95 ms at every placement of the arrays, streamed 0.60-0.72 ms (avx2 and avx512bw), about a
+   memcpy of the same bytes. */
 SB_INLINE void eltwise_op(float const * const * src, const float * weight, size_t count, size_t size, int type,
     float * dst)
 {

@@ -75,19 +75,19 @@ SB_INLINE vf keep_in_register(vf v)
         i += n * SB_W;                                                              \
     }
 
-/* A kernel: the loops (UNARY_LOOPS) from dst's first vector-aligned float on, where no store straddles two cache
-   lines, for a streamed call (vstream needs it) and, for the operations bound by moving data (ALIGN 1), where src
-   lies as dst does within a vector (in place, always), so that no load straddles either. NumPy aligns its arrays to
-   16 bytes, so half the vectors of 32 bytes and three in four of 64 bytes straddled, and each such access took two:
-   floor of 1K floats at 16 bytes past 32-byte alignment, 29 ns at avx2 and 26 at avx512bw, 25 and 18 from the
-   aligned float; at 64K floats (in L2), 2.28 and 1.96 us at avx2. Where src lies otherwise its loads would straddle
-   instead, which costs more from L2 than the stores did (64K floats, src aligned: 1.97 -> 2.14 us). The arithmetic-
-   bound operations start at dst (exp and tanh of 1K floats at avx2 ran 7% slower, round and sign 10%: the two
-   vectors below ahead of the loop). The vectors at 0 and at head, dst's first aligned float, and the last vector
-   where the floats from head on do not fill whole vectors (a partial one costs two memcpy calls below AVX-512), are
-   all loaded before any store (in place, the loops overwrite floats they read) and stored around the loops; the
-   lanes where they overlap get the same value twice, every operation being lane-wise. A call streams (TOUCHED floats
-   per element moved, sb_streaming_bytes() or more) only from an aligned float. */
+/* A kernel: the loops (UNARY_LOOPS) from dst's first vector-aligned float on, where no store straddles two cache lines,
+   for a streamed call (vstream needs it) and, for the operations bound by moving data (ALIGN 1), where src lies as dst
+   does within a vector (in place, always), so that no load straddles either. NumPy aligns its arrays to 16 bytes, so
+   half the vectors of 32 bytes and three in four of 64 bytes straddled, and each such access took two: floor of 1K
+   floats at 16 bytes past 32-byte alignment, 29 ns at avx2 and 26 at avx512bw, 25 and 18 from the aligned float; at 64K
+   floats (in L2), 2.28 and 1.96 us at avx2. Where src lies otherwise its loads would straddle instead, which costs more
+   from L2 than the stores did (64K floats, src aligned: 1.97 -> 2.14 us). The arithmetic-bound operations start at dst
+   (exp and tanh of 1K floats at avx2 ran 7% slower, round and sign 10%: the two vectors below ahead of the loop). The
+   vectors at 0 and at head, dst's first aligned float, and the last vector where the floats from head on do not fill
+   whole vectors (a masked move for the partial one, or two memcpy calls below AVX2), are all loaded before any store
+   (in place, the loops overwrite floats they read) and stored around the loops; the lanes where they overlap get the
+   same value twice, every operation being lane-wise. A call streams (TOUCHED floats per element moved,
+   sb_streaming_bytes() or more) only from an aligned float. */
 #define UNARY_KERNEL_BODIES(NAME, TOUCHED, ALIGN, EXPR, STREAMED, CACHED)           \
     UNARY_LOOPS(NAME##_loops, EXPR, STREAMED, CACHED)                               \
     static void NAME(const float * src, size_t size, float * dst)                   \
