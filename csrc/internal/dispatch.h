@@ -9,6 +9,7 @@
 #ifndef SB_DISPATCH_H
 #define SB_DISPATCH_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 enum { SB_ISA_BASE, SB_ISA_SSE41, SB_ISA_AVX2, SB_ISA_AVX512BW, SB_ISA_AVX512VNNI, SB_ISA_COUNT };
@@ -19,8 +20,17 @@ enum { SB_ISA_BASE, SB_ISA_SSE41, SB_ISA_AVX2, SB_ISA_AVX512BW, SB_ISA_AVX512VNN
 #define SB_X86 0
 #endif
 
-/* The ISA selected for calls made now (an atomic read). */
-int sb_isa(void);
+/* The ISA selected for calls made now, and the bytes from which a call streams its output (SimdBindSetIsa's and
+   SimdBindSetStreamingBytes's values; runtime/cpu.c owns them). Read inline, a relaxed load is one move; each was a
+   call into cpu.c made by every exported function and every unary and eltwise call. The kernels run after the
+   library's constructor has detected the CPU, so they need no detection check. */
+extern _Atomic int sb_isa_selected;
+extern _Atomic size_t sb_streaming_threshold;
+static inline int sb_isa(void) { return atomic_load_explicit(&sb_isa_selected, memory_order_relaxed); }
+static inline size_t sb_streaming_bytes(void)
+{
+    return atomic_load_explicit(&sb_streaming_threshold, memory_order_relaxed);
+}
 
 #define SB_CAT2_(a, b) a##b
 #define SB_CAT2(a, b) SB_CAT2_(a, b)
@@ -67,8 +77,6 @@ typedef struct sb_context {
     void (*release)(struct sb_context * self);
 } sb_context;
 
-/* SimdBindGetStreamingBytes without the detection check: the kernels run after the library's constructor. */
-size_t sb_streaming_bytes(void);
 
 /* Threads for the parallel parts of a call: SimdSetThreadNumber's value, clamped to [1, hardware threads]. */
 size_t sb_thread_number(void);

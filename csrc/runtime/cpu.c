@@ -24,9 +24,9 @@
 static const char * const isa_names[SB_ISA_COUNT] = {"base", "sse41", "avx2", "avx512bw", "avx512vnni"};
 
 static int isa_supported[SB_ISA_COUNT];
-static _Atomic int isa_selected = SB_ISA_BASE;
+_Atomic int sb_isa_selected = SB_ISA_BASE;
 static _Atomic size_t thread_number = 1;
-static _Atomic size_t streaming_bytes = (size_t)32 << 20; /* until detect() reads the last-level cache size */
+_Atomic size_t sb_streaming_threshold = (size_t)32 << 20; /* until detect() reads the last-level cache size */
 static char cpu_model[64] = "unknown";
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 
@@ -117,20 +117,18 @@ static void detect(void)
 #endif
     const size_t llc = llc_instance_bytes();
     if (llc > 0)
-        atomic_store(&streaming_bytes, llc);
+        atomic_store(&sb_streaming_threshold, llc);
 #endif
     int best = SB_ISA_BASE;
     for (int i = 0; i < SB_ISA_COUNT; ++i)
         if (isa_supported[i])
             best = i;
-    atomic_store(&isa_selected, best);
+    atomic_store(&sb_isa_selected, best);
 }
 
 static void ensure_detected(void) { pthread_once(&detect_once, detect); }
 
 __attribute__((constructor)) static void detect_at_load(void) { ensure_detected(); }
-
-int sb_isa(void) { return atomic_load_explicit(&isa_selected, memory_order_relaxed); }
 
 SIMD_API const char * SimdBindIsaName(int isa) { return isa >= 0 && isa < SB_ISA_COUNT ? isa_names[isa] : NULL; }
 
@@ -150,11 +148,9 @@ SIMD_API int SimdBindSetIsa(int isa)
 {
     if (!SimdBindIsaSupported(isa))
         return -1;
-    atomic_store(&isa_selected, isa);
+    atomic_store(&sb_isa_selected, isa);
     return 0;
 }
-
-size_t sb_streaming_bytes(void) { return atomic_load_explicit(&streaming_bytes, memory_order_relaxed); }
 
 SIMD_API size_t SimdBindGetStreamingBytes(void)
 {
@@ -165,7 +161,7 @@ SIMD_API size_t SimdBindGetStreamingBytes(void)
 SIMD_API void SimdBindSetStreamingBytes(size_t bytes)
 {
     ensure_detected();
-    atomic_store(&streaming_bytes, bytes);
+    atomic_store(&sb_streaming_threshold, bytes);
 }
 
 /* The API generation this library implements, then who made it. */
