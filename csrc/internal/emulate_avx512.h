@@ -50,6 +50,24 @@ SBE void sbe_mask_storeu_ps(void * p, unsigned mask, __m512 v)
         if (mask >> i & 1) ((float *)p)[i] = x[i];
 }
 
+SBE __m256i sbe_maskz_loadu_epi16(unsigned mask, const void * p)
+{
+    uint16_t r[16] = {0};
+    for (int i = 0; i < 16; ++i)
+        if (mask >> i & 1) r[i] = ((const uint16_t *)p)[i];
+    __m256i v;
+    memcpy(&v, r, 32);
+    return v;
+}
+
+SBE void sbe_mask_storeu_epi16(void * p, unsigned mask, __m256i v)
+{
+    uint16_t x[16];
+    memcpy(x, &v, 32);
+    for (int i = 0; i < 16; ++i)
+        if (mask >> i & 1) ((uint16_t *)p)[i] = x[i];
+}
+
 /* One rounding per lane, as the instruction does. */
 SBE __m512 sbe_fmadd_ps(__m512 a, __m512 b, __m512 c)
 {
@@ -212,6 +230,8 @@ SBE __m256i sbe_extracti64x4_epi64(__m512i a, int index)
 #define _mm512_storeu_si512 sbe_storeu_si512
 #define _mm512_maskz_loadu_ps sbe_maskz_loadu_ps
 #define _mm512_mask_storeu_ps sbe_mask_storeu_ps
+#define _mm256_maskz_loadu_epi16 sbe_maskz_loadu_epi16
+#define _mm256_mask_storeu_epi16 sbe_mask_storeu_epi16
 #define _mm512_fmadd_ps sbe_fmadd_ps
 #define _mm512_sqrt_ps sbe_sqrt_ps
 #undef _mm512_roundscale_ps

@@ -315,8 +315,39 @@ typedef uint16_t vh_mem __attribute__((vector_size(SB_W * 2), aligned(2), may_al
 
 SB_INLINE vh vloadh(const uint16_t * p) { return *(const vh_mem *)p; }
 SB_INLINE void vstoreh(uint16_t * p, vh v) { *(vh_mem *)p = v; }
+/* The first n < SB_W halves only, as vload_n/vstore_n: masked at AVX-512 (AVX512BW/VL's 16-bit masks); at AVX2 the
+   whole pairs by a masked 32-bit move and an odd last half by itself (no 16-bit mask there); memcpy below. */
+#if SB_ISA_AT_LEAST(3)
+SB_INLINE vh vloadh_n(const uint16_t * p, size_t n)
+{
+    return (vh)_mm256_maskz_loadu_epi16((__mmask16)((1u << n) - 1), p);
+}
+SB_INLINE void vstoreh_n(uint16_t * p, vh v, size_t n)
+{
+    _mm256_mask_storeu_epi16(p, (__mmask16)((1u << n) - 1), (__m256i)v);
+}
+#elif SB_ISA_AT_LEAST(2)
+SB_INLINE __m128i sb_pairs_below(size_t n)
+{
+    return _mm_cmpgt_epi32(_mm_set1_epi32((int)(n / 2)), _mm_setr_epi32(0, 1, 2, 3));
+}
+SB_INLINE vh vloadh_n(const uint16_t * p, size_t n)
+{
+    vh v = (vh)_mm_maskload_epi32((const int *)p, sb_pairs_below(n));
+    if (n & 1)
+        v[n - 1] = p[n - 1];
+    return v;
+}
+SB_INLINE void vstoreh_n(uint16_t * p, vh v, size_t n)
+{
+    _mm_maskstore_epi32((int *)p, sb_pairs_below(n), (__m128i)v);
+    if (n & 1)
+        p[n - 1] = v[n - 1];
+}
+#else
 SB_INLINE vh vloadh_n(const uint16_t * p, size_t n) { vh v = {0}; memcpy(&v, p, n * sizeof(uint16_t)); return v; }
 SB_INLINE void vstoreh_n(uint16_t * p, vh v, size_t n) { memcpy(p, &v, n * sizeof(uint16_t)); }
+#endif
 
 /* bf16 -> float32, exact: the bits shifted into the high half (spelled as intrinsics: one widening move and one
    shift, where GCC's code for the generic spelling is longer). */
