@@ -139,8 +139,8 @@ SB_INLINE vf keep_in_register(vf v)
         }                                                                           \
     }
 
-/* The operations bound by moving the data (a few instructions a vector): SHORT_STEP vectors a step (four took round
-   at 64K floats in L2 at avx2 from 2.79 to 2.50 us), streamed two a step (four lines a step measured 4-7% slower at
+/* The operations bound by moving the data (a few instructions a vector), where the loop's own instructions and the
+   front end bound the time: SHORT_STEP vectors a step, streamed two a step (four lines a step measured 4-7% slower at
    4M floats at avx512bw). Eight, not four: a loop of four (68 bytes at avx2) took a cycle more per step when it began
    in the first 12 bytes of a 64-byte line (abs of 1K floats: 30 against 23 ns; where the linker puts it is luck),
    one of eight ran at 22.4-22.6 ns from every start (a harness over the 16 starts 4 bytes apart). TOUCHED: floats of
@@ -153,8 +153,9 @@ SB_INLINE vf keep_in_register(vf v)
         UNARY_STEPS(SHORT_STEP, EXPR, vstore))
 
 /* The operations bound by their arithmetic: STEP vectors a step (4 for those of a few instructions, which run at a
-   vector a cycle or at the divider's pace however dst is placed: round, sign, rcp, sqrt; the rest 2), or OP's two
-   stages OP_start and OP_finish (its state type OP_state) pipelined as above. */
+   vector a cycle or at the divider's pace however dst is placed: round, sign, rcp, sqrt; round at 64K floats in L2 at
+   avx2 took 2.50 us so, 2.79 with 2; the rest 2), or OP's two stages OP_start and OP_finish (its state type OP_state)
+   pipelined as above. */
 #define UNARY_KERNEL(NAME, STEP, EXPR)                                              \
     UNARY_KERNEL_BODIES(NAME, 2, 0, EXPR, UNARY_STEPS(2, EXPR, vstream), UNARY_STEPS(STEP, EXPR, vstore))
 #define UNARY_KERNEL_STAGED(NAME, OP)                                               \

@@ -77,7 +77,6 @@ typedef struct sb_context {
     void (*release)(struct sb_context * self);
 } sb_context;
 
-
 /* Threads for the parallel parts of a call: SimdSetThreadNumber's value, clamped to [1, hardware threads]. */
 size_t sb_thread_number(void);
 
