@@ -246,10 +246,10 @@ static void pk_nhwc_clipped(const PK_T * src, size_t C, const pk_geometry * g, s
 
 /* Images with at most PK_SCALAR_CHANNELS channels (fewer than a vector's) take the scalar fold, channel by channel,
    pixel by pixel in one loop, instead of partial vectors per pixel. From AVX2 on, where those vectors' partial loads
-   and stores cost most: a 4-channel 4x4 image with 2x2 windows, avx2 / avx512bw, took float32 average 53 / 58 ->
-   42 / 49 ns, float32 max 50 / 47 -> 42 / 41, uint8 max 54 / 54 -> 46 / 46, bf16 max at avx512bw 64 -> 57
-   (upstream's 19-23, 10-22, 61 / 20 and 28-46). base's own vectors were faster (26 against 39 ns), as were bf16's
-   at AVX2 (51 against 54): an includer may set its own value. */
+   and stores cost most: a 4-channel 4x4 image with 2x2 windows, avx2 / avx512bw, takes float32 average 41 / 48 ns
+   (44 / 49 through the masked partial vectors), float32 max 41 / 41 (43 / 46), uint8 max 46 / 46 (68 / 68: bytes
+   go through memcpy); upstream's 19-23, 10-22, 61 / 20. base's own vectors were faster (26 against 39 ns), and so
+   are bf16's, masked at both ISAs (max16b.dispatch.c): an includer may set its own value. */
 #ifndef PK_SCALAR_CHANNELS
 #define PK_SCALAR_CHANNELS (SB_ISA_AT_LEAST(2) ? 8 : 0)
 #endif
