@@ -53,16 +53,6 @@ SB_INLINE int sb_vm_any(vi mask)
    their instruction count, where the state's trip through memory cost more than the overlap gave (erf, exp, log
    and the piecewise tanh: 10-50% slower). */
 
-/* x * c rounded to the nearest integer (ties to even) for |x * c| < 2^22, as a float and as an int32; with FMA the
-   product is not rounded first. */
-SB_INLINE vf sb_vm_rint_product(vf x, vf c, vi * n)
-{
-    const vf magic = vset1(12582912.0f); /* 1.5 * 2^23 */
-    vf t = vfmadd(x, c, magic);
-    *n = vbits(t) - vbits(magic);
-    return t - magic;
-}
-
 /* magnitude with sign's sign, for a magnitude whose sign bit is clear (>= +0, or a NaN made from |x|): one or (a
    ternary logic op at AVX-512) where a copysign also clears the magnitude's bit. */
 SB_INLINE vf sb_vm_or_sign(vf magnitude, vf sign)
@@ -112,6 +102,20 @@ SB_INLINE int sb_vm_any_gt(vf a, vf b)
     return _mm512_cmp_ps_mask((__m512)a, (__m512)b, _CMP_GT_OQ) != 0;
 #else
     return sb_vm_any(a > b);
+#endif
+}
+
+/* Each lane of c where mask's sign bit is set, else of s: one vblendvps at AVX2, in assembly because GCC turns
+   _mm256_blendv_ps into a select on mask < 0 and, for a mask that feeds several blends, computes that comparison
+   (a vpcmpgtd more a vector). */
+SB_INLINE vf sb_vm_blend_on_sign(vi mask, vf c, vf s)
+{
+#if SB_VM_AVX2
+    vf r;
+    __asm__("vblendvps %[m], %[c], %[s], %[r]" : [r] "=x"(r) : [m] "x"(mask), [c] "xm"(c), [s] "x"(s));
+    return r;
+#else
+    return vselect(mask < vset1i(0), c, s);
 #endif
 }
 
@@ -595,7 +599,7 @@ static __attribute__((noinline, cold)) vf sb_vm_sincos_big(vf x, vf y, int offse
    "Two stages" above): the reduction, then the polynomial. */
 typedef struct {
     vf r, rl; /* the reduced argument in float-float */
-    vi q;     /* its quadrant, n + offset */
+    vi q;     /* its quadrant n + offset in the low bits, above them those of 1.5 * 2^23 (the rounding's magic) */
 } sb_vm_sincos_state;
 
 SB_INLINE sb_vm_sincos_state sb_vm_sincos_start(vf x, int offset)
@@ -604,8 +608,9 @@ SB_INLINE sb_vm_sincos_state sb_vm_sincos_start(vf x, int offset)
        then joins the quadrant's in one bit operation, and sin(-0) == -0 comes with it. cos on x itself (measured
        3% faster than on |x|). */
     vf v = offset ? x : vabs(x);
-    vi ni;
-    vf n = sb_vm_rint_product(v, vset1(0.636619772367581343f), &ni);
+    const vf magic = vset1(12582912.0f);                  /* 1.5 * 2^23: t's low bits are n = rint(v * 2/pi) */
+    vf t = vfmadd(v, vset1(0.636619772367581343f), magic);
+    vf n = t - magic;
     /* pi/2 = C1 + C2 + C3 + C45; C1..C3 have <= 12 significant bits, so n*Ci is exact for |n| < 2^12, and
        r_hi = v - n*C1 - n*C2 is exact too (a multiple of ulp(v) below 2). r + rl carries the reduced argument in
        float-float so that no rounding of the reduction reaches the result. C45, the rest in one float (in two it
@@ -618,7 +623,7 @@ SB_INLINE sb_vm_sincos_state sb_vm_sincos_start(vf x, int offset)
     s.r = rh - nc3;
     s.rl = (rh - s.r) - nc3;
     s.rl = vfmadd(n, vset1(-2.563344e-12f), s.rl);
-    s.q = ni + vset1i(offset);
+    s.q = vbits(t) + vset1i(offset);
     return s;
 }
 
@@ -632,8 +637,8 @@ SB_INLINE vf sb_vm_sincos_finish(vf x, sb_vm_sincos_state s, int offset)
     __mmask16 odd = _mm512_test_epi32_mask((__m512i)s.q, _mm512_set1_epi32(1));
 #define SB_VM_PICK(c, s) (vf)_mm512_mask_blend_ps(odd, (__m512)(s), (__m512)(c))
 #elif SB_VM_AVX2
-    __m256 odd = (__m256)((vu)s.q << 31);                /* blendvps reads the sign bit */
-#define SB_VM_PICK(c, s) (vf)_mm256_blendv_ps((__m256)(s), (__m256)(c), odd)
+    vi odd = (vi)((vu)s.q << 31);
+#define SB_VM_PICK(c, s) sb_vm_blend_on_sign(odd, (c), (s))
 #else
     vi odd = (s.q & 1) != 0;
 #define SB_VM_PICK(c, s) vselect(odd, (c), (s))
@@ -649,7 +654,10 @@ SB_INLINE vf sb_vm_sincos_finish(vf x, sb_vm_sincos_state s, int offset)
     if (!offset)
         sign ^= vbits(x);
     y = vfloat_bits(vbits(y) ^ (sign & vset1i((int32_t)0x80000000u)));
-    if (__builtin_expect(sb_vm_any_gt(vabs(x), vset1(6000.0f)), 0))
+    /* sin tests t = magic + n from v = |x| instead of |x|, which it would compute again: every |x| > 6000 has
+       n >= 3820 (|x| * 2/pi > 3819.72); NaN compares false, as before. cos has n of x itself, of either sign. */
+    int big = offset ? sb_vm_any_gt(vabs(x), vset1(6000.0f)) : sb_vm_any_gt(vfloat_bits(s.q), vset1(12586731.0f));
+    if (__builtin_expect(big, 0))
         y = sb_vm_sincos_big(x, y, offset);
     return y;
 }
