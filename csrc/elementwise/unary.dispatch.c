@@ -220,7 +220,11 @@ SB_INLINE vf op_sign(vf x)
 UNARY_KERNEL_MOVING(unary_abs, 2, vabs(x))
 UNARY_KERNEL_MOVING(unary_ceil, 2, vround_mode(x, SB_ROUND_CEIL))
 UNARY_KERNEL_STAGED(unary_cos, vcos)
+#if SB_VM_AVX2 /* eight pieces of degree 6: a long chain (vmath.h, "Two stages") */
+UNARY_KERNEL_STAGED(unary_erf, verf)
+#else
 UNARY_KERNEL(unary_erf, 2, verf(x))
+#endif
 UNARY_KERNEL(unary_exp, 2, vexp(x))
 UNARY_KERNEL_MOVING(unary_floor, 2, vround_mode(x, SB_ROUND_FLOOR))
 UNARY_KERNEL(unary_log, 2, vlog(x))

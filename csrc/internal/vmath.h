@@ -49,9 +49,12 @@ SB_INLINE int sb_vm_any(vi mask)
    F_finish(x, state) -> y, F(x) being F_finish(x, F_start(x)), so that a loop over many vectors can run the start of
    a later vector beside the finish of an earlier one (unary.dispatch.c, UNARY_KERNEL_STAGED): issued in program
    order, the finish of a vector waits for its start, and the waiting instructions fill the core's scheduler before
-   independent work can begin. Written for sin, cos and tanh below AVX-512 (a division); the others are bound by
-   their instruction count, where the state's trip through memory cost more than the overlap gave (erf, exp, log
-   and the piecewise tanh: 10-50% slower). */
+   independent work can begin. Written for sin, cos and tanh below AVX-512 (a division) and for AVX2's erf (eight
+   pieces of degree 6, whose lookups and chain of multiply-adds split after the first two: 7% faster at 64 K floats
+   than one stage, both split points after one and two measuring the same); the others are bound by their
+   instruction count, where the state's trip through memory cost more than the overlap gave (exp, log and the
+   AVX-512 piecewise erf and tanh: 10-50% slower). Each vector of state is a store and a load more per vector:
+   erf's state holding its clamped |x| as well ran 10% slower than a finish computing |x| again. */
 
 /* magnitude with sign's sign, for a magnitude whose sign bit is clear (>= +0, or a NaN made from |x|): one or (a
    ternary logic op at AVX-512) where a copysign also clears the magnitude's bit. */
@@ -444,20 +447,44 @@ SB_INLINE vf vlog(vf x)
 #endif
 
 #ifdef SB_VM_PIECES
+typedef struct {
+    vf t, p; /* the argument within its piece, the polynomial's terms from the top down to coefficient `upto` */
+    vi k;    /* the piece */
+} sb_vm_pieces_state;
+
+SB_INLINE sb_vm_pieces_state sb_vm_pieces_start(vf x, float high, float scale, float width,
+    const float (*table)[SB_VM_PIECES], int degree, int upto)
+{
+    const vf magic = vset1(12582912.0f);
+    sb_vm_pieces_state s;
+    vf a = vmin(vset1(high), vabs(x));
+    s.k = vbits(vfmadd(a, vset1(scale), magic));
+    if (high * scale >= SB_VM_PIECES - 0.5f)
+        s.k = SB_VM_PIECE_MIN(s.k, 0x4B400000 + SB_VM_PIECES - 1);
+    s.t = vfmadd(vfloat_bits(s.k) - magic, vset1(-width), a);
+    s.p = SB_VM_COEFFICIENT(table[degree], s.k);
+    for (int j = degree - 1; j >= upto; --j)
+        s.p = vfmadd(s.p, s.t, SB_VM_COEFFICIENT(table[j], s.k));
+    return s;
+}
+
+/* a: |x|, or min(|x|, high) where the caller has it (m is the same: the small pieces end below high). */
+SB_INLINE vf sb_vm_pieces_finish(vf x, vf a, sb_vm_pieces_state s, float width, const float (*table)[SB_VM_PIECES],
+    int upto, int small)
+{
+    vf p = s.p;
+    for (int j = upto - 1; j >= 0; --j)
+        p = vfmadd(p, s.t, SB_VM_COEFFICIENT(table[j], s.k));
+    vf m = vmin(a, vset1((small - 0.5f) * width));
+    return sb_vm_or_sign(vfmadd(p, m, m), x);                        /* odd; also f(-0) == -0 */
+}
+
 SB_INLINE vf sb_vm_pieces(vf x, float high, float scale, float width, const float (*table)[SB_VM_PIECES],
     int degree, int small)
 {
-    const vf magic = vset1(12582912.0f);
-    vf a = vmin(vset1(high), vabs(x));
-    vi k = vbits(vfmadd(a, vset1(scale), magic));
-    if (high * scale >= SB_VM_PIECES - 0.5f)
-        k = SB_VM_PIECE_MIN(k, 0x4B400000 + SB_VM_PIECES - 1);
-    vf t = vfmadd(vfloat_bits(k) - magic, vset1(-width), a);
-    vf p = SB_VM_COEFFICIENT(table[degree], k);
-    for (int j = degree - 1; j >= 0; --j)
-        p = vfmadd(p, t, SB_VM_COEFFICIENT(table[j], k));
-    vf m = vmin(a, vset1((small - 0.5f) * width));
-    return sb_vm_or_sign(vfmadd(p, m, m), x);                        /* odd; also f(-0) == -0 */
+    vf a = vmin(vset1(high), vabs(x));                               /* the start's own a, once compiled */
+    return sb_vm_pieces_finish(x, a, sb_vm_pieces_start(x, high, scale, width, table, degree, degree), width,
+        table, degree, small);
 }
 #endif
 
@@ -498,7 +525,14 @@ static const float sb_vm_erf_pieces[7][8] __attribute__((aligned(32))) = {
     {-0.0257768109f, -7.47526137e-05f, 0.0167073514f, 0.0152923102f, 0.000638872094f, -0.00214048894f, -0.000477481459f, -4.39211653e-05f},
 };
 
-SB_INLINE vf verf(vf x) { return sb_vm_pieces(x, 3.93f, 2.0f, 0.5f, sb_vm_erf_pieces, 6, 3); }
+/* Two stages (above): the start looks the piece up and takes the first two multiply-adds. */
+typedef sb_vm_pieces_state verf_state;
+SB_INLINE verf_state verf_start(vf x) { return sb_vm_pieces_start(x, 3.93f, 2.0f, 0.5f, sb_vm_erf_pieces, 6, 4); }
+SB_INLINE vf verf_finish(vf x, verf_state s)
+{
+    return sb_vm_pieces_finish(x, vabs(x), s, 0.5f, sb_vm_erf_pieces, 4, 3);
+}
+SB_INLINE vf verf(vf x) { return verf_finish(x, verf_start(x)); }
 #endif
 
 #ifndef SB_VM_PIECES
