@@ -573,12 +573,17 @@ SB_INLINE vf verf(vf x)
 #if !SB_VM_AVX512
 /* tanh below AVX-512, on a = |x|: a < 0.625: a + a^3 P(a^2); else 1 - 2 / (exp(2a) + 1), a clamped to 10
    (tanh == 1); x's sign joins last. Branches as erf's. P of degree 4: 0.08 ulp from tanh, 0.84 with the float
-   evaluation (degree 5: 0.79), one multiply-add fewer. */
+   evaluation (degree 5: 0.79), one multiply-add fewer. P by Horner, not Estrin (sb_vm_poly4): one multiply fewer
+   (no a^4), and the staged loop is bound by the two multiply-add pipes while its ring hides the longer chain (avx2,
+   64 K floats: 1.5% faster; tools/ulp_exhaustive.py: the same maximum, 1.362 ulp at 0.630005956 in the
+   exponential's range). */
 SB_INLINE vf sb_vm_tanh_small(vf a)
 {
     vf a2 = a * a;
-    vf p = sb_vm_poly4(a2, a2 * a2, -0.3333328664302826f, 0.13331542909145355f, -0.053746771067380905f,
-        0.02065912075340748f, -0.0057249353267252445f);
+    vf p = vfmadd(vset1(-0.0057249353267252445f), a2, vset1(0.02065912075340748f));
+    p = vfmadd(p, a2, vset1(-0.053746771067380905f));
+    p = vfmadd(p, a2, vset1(0.13331542909145355f));
+    p = vfmadd(p, a2, vset1(-0.3333328664302826f));
     return vfmadd(a * a2, p, a);
 }
 
