@@ -647,7 +647,9 @@ SB_INLINE sb_vm_sincos_state sb_vm_sincos_start(vf x, int offset)
        then joins the quadrant's in one bit operation, and sin(-0) == -0 comes with it. cos on x itself (measured
        3% faster than on |x|). */
     vf v = offset ? x : vabs(x);
-    const vf magic = vset1(12582912.0f);                  /* 1.5 * 2^23: t's low bits are n = rint(v * 2/pi) */
+    /* t = v * 2/pi + 1.5 * 2^23 + offset, rounded to an integer: n = t - magic is v * 2/pi rounded to the nearest
+       integer (a tie can go either way, which leaves |r| the same), and t's low bits are the quadrant n + offset */
+    const vf magic = vset1(12582912.0f + offset);
     vf t = vfmadd(v, vset1(0.636619772367581343f), magic);
     vf n = t - magic;
     /* pi/2 = C1 + C2 + C3 + C45; C1..C3 have <= 12 significant bits, so n*Ci is exact for |n| < 2^12, and
@@ -662,7 +664,7 @@ SB_INLINE sb_vm_sincos_state sb_vm_sincos_start(vf x, int offset)
     s.r = rh - nc3;
     s.rl = (rh - s.r) - nc3;
     s.rl = vfmadd(n, vset1(-2.563344e-12f), s.rl);
-    s.q = vbits(t) + vset1i(offset);
+    s.q = vbits(t);
     return s;
 }
 
