@@ -2,7 +2,7 @@
  * vmath.h: vector elementary functions over `vf`, for *.dispatch.c sources (include after internal/target.h).
  *
  *   vf vexp(vf x);   vf vlog(vf x);   vf verf(vf x);   vf vtanh(vf x);   vf vsin(vf x);   vf vcos(vf x);
- *   vsin, vcos and (below AVX-512) vtanh also in two stages, F_start and F_finish ("Two stages" below).
+ *   vsin, vcos, (below AVX-512) vtanh and (AVX2) verf also in two stages, F_start and F_finish ("Two stages" below).
  *
  * Each is lane-wise (a lane's result never depends on the lane count, so tails computed through vload_n/vstore_n
  * match the body) and written once for every ISA; ISAs with FMA fuse the polynomial steps, so the last bit can
@@ -108,19 +108,17 @@ SB_INLINE int sb_vm_any_gt(vf a, vf b)
 #endif
 }
 
-/* Each lane of c where mask's sign bit is set, else of s: one vblendvps at AVX2, in assembly because GCC turns
+#if SB_VM_AVX2
+/* Each lane of c where mask's sign bit is set, else of s: one vblendvps, in assembly because GCC turns
    _mm256_blendv_ps into a select on mask < 0 and, for a mask that feeds several blends, computes that comparison
    (a vpcmpgtd more a vector). */
 SB_INLINE vf sb_vm_blend_on_sign(vi mask, vf c, vf s)
 {
-#if SB_VM_AVX2
     vf r;
     __asm__("vblendvps %[m], %[c], %[s], %[r]" : [r] "=x"(r) : [m] "x"(mask), [c] "xm"(c), [s] "x"(s));
     return r;
-#else
-    return vselect(mask < vset1i(0), c, s);
-#endif
 }
+#endif
 
 /* c0 + c1 t + ... + cN t^N (t2 = t * t). With FMA (avx2 and later), Estrin's scheme: pairs c_i + c_(i+1) t first,
    then powers of t2, so the dependency chain is about half as long as Horner's; the long chains, not the
