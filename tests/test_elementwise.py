@@ -238,6 +238,32 @@ def test_unary_exp_on_every_float_where_the_fast_scaling_ends(isa_library):
         assert (y[~finite] == np.inf).all()
 
 
+def test_unary_sin_cos_where_the_c_library_takes_over(isa_library):
+    # vmath.h reduces |x| <= 6000 exactly and hands the larger lanes of a vector to sinf/cosf; sin decides whether a
+    # vector has any from its rounded quotient n, not from |x|. Every float in [5990, 6010] and the floats nearest
+    # n * pi/2 for n up to 6000 (|x| about 9400, r smallest there), both signs, NaN and inf among them, between small
+    # arguments in the same vectors: each lane within the contract, and the small lanes' bits those they have alone
+    # (a lane the C library took that it should not changes them).
+    near = np.arange(np.float32(5990).view(np.int32), np.float32(6010).view(np.int32) + 1, dtype=np.int32)
+    multiples = (np.arange(3800, 6001) * (math.pi / 2)).astype(np.float32).view(np.int32)
+    large = np.r_[near, (multiples[:, None] + np.arange(-3, 4)).ravel()].view(np.float32)
+    large = np.r_[large, -large]
+    small = np.linspace(-3, 3, large.size, dtype=np.float32)
+    x = np.stack([large, small, small, small], axis=1).ravel()
+    x[1::97] = np.nan
+    x[2::89] = np.inf
+    for op, exact in (("sin", np.sin), ("cos", np.cos)):
+        y = simdbind.unary(x, op, library=isa_library)
+        finite = np.isfinite(x)
+        error = _ulp_error(y[finite], exact(x[finite].astype(np.float64)))
+        assert error.max() <= 1.5, f"{op}: {error.max():.3f} ulp at x={x[finite][np.argmax(error)]!r}"
+        assert np.isnan(y[~finite]).all()
+        alone = simdbind.unary(small, op, library=isa_library)
+        in_vectors = y.reshape(-1, 4)[:, 1]
+        keep = np.isfinite(x.reshape(-1, 4)[:, 1])
+        np.testing.assert_array_equal(bits(in_vectors[keep]), bits(alone[keep]))
+
+
 def test_unary_subnormal_exp_results_and_subnormal_log_inputs(isa_library):
     x = f32(-100.0, -103.0, -87.5)
     y = simdbind.unary(x, "exp", library=isa_library)
