@@ -110,7 +110,7 @@ SB_INLINE void eltwise_op(float const * const * src, const float * weight, size_
     const int streamed = (count + 1) * size * sizeof(float) >= sb_streaming_bytes();
     int together = 1;
     for (size_t i = 0; i < count; ++i)
-        together &= ((uintptr_t)src[i] - (uintptr_t)dst) % (SB_W * sizeof(float)) == 0;
+        together &= vsame_offset(src[i], dst);
     size_t begin = 0, end = size;
     vf first = vset1(0.0f), last = vset1(0.0f);
     if ((together || streamed) && head && head < SB_W && size >= head + SB_W) {

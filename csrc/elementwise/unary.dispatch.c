@@ -96,8 +96,7 @@ SB_INLINE vf keep_in_register(vf v)
         const int stream = head < SB_W && TOUCHED * size * sizeof(float) >= sb_streaming_bytes(); \
         size_t i = 0, end = size;                                                   \
         vf last = vset1(0.0f);                                                      \
-        const int together = ((uintptr_t)src - (uintptr_t)dst) % (SB_W * sizeof(float)) == 0; \
-        if (((ALIGN && together) || stream) && head && head < SB_W && size >= head + SB_W) { \
+        if (((ALIGN && vsame_offset(src, dst)) || stream) && head && head < SB_W && size >= head + SB_W) { \
             vf x = keep_in_register(vload(src));                                    \
             vf first = (EXPR);                                                      \
             x = keep_in_register(vload(src + head));                                \

@@ -87,6 +87,12 @@ SB_INLINE size_t vstream_head(const float * p)
     return a % sizeof(float) ? SB_W : (bytes - a % bytes) % bytes / sizeof(float);
 }
 
+/* 1 if a and b lie at the same offset within a vector: loops aligned to one are aligned to the other too. */
+SB_INLINE int vsame_offset(const float * a, const float * b)
+{
+    return ((uintptr_t)a - (uintptr_t)b) % (SB_W * sizeof(float)) == 0;
+}
+
 SB_INLINE vi vloadi(const int32_t * p) { return *(const vi_mem *)p; }
 SB_INLINE void vstorei(int32_t * p, vi v) { *(vi_mem *)p = v; }
 SB_INLINE vb vloadb(const uint8_t * p) { return *(const vb_mem *)p; }
