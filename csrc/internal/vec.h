@@ -97,6 +97,50 @@ SB_INLINE vi vloadi(const int32_t * p) { return *(const vi_mem *)p; }
 SB_INLINE void vstorei(int32_t * p, vi v) { *(vi_mem *)p = v; }
 SB_INLINE vb vloadb(const uint8_t * p) { return *(const vb_mem *)p; }
 SB_INLINE void vstoreb(uint8_t * p, vb v) { *(vb_mem *)p = v; }
+/* The first `bytes` of p (a constant: 4, 8 or 16) in a vector's low bytes, the others 0, and a vector's first `bytes`
+   stored: one movd, movq or movdqu each (a 128-bit move zeroes the register's upper bits), where vload_n/vstore_n
+   take a mask or a call, and GCC spells a fixed-size memcpy into a wider vector as stores and a stalled reload. */
+#if defined(__SSE2__) && !defined(SB_EMULATED_UNIT)
+SB_INLINE vb vload_bytes(const void * p, size_t bytes)
+{
+    __m128i x;
+    if (bytes == 4) {
+        int32_t v;
+        memcpy(&v, p, 4);
+        x = _mm_cvtsi32_si128(v);
+    } else if (bytes == 8)
+        x = _mm_loadl_epi64((const __m128i *)p);
+    else
+        x = _mm_loadu_si128((const __m128i *)p);
+#if SB_W == 16
+    return (vb)_mm512_zextsi128_si512(x);
+#elif SB_W == 8
+    return (vb)_mm256_zextsi128_si256(x);
+#else
+    return (vb)x;
+#endif
+}
+SB_INLINE void vstore_bytes(void * p, vb v, size_t bytes)
+{
+#if SB_W == 16
+    const __m128i x = _mm512_castsi512_si128((__m512i)v);
+#elif SB_W == 8
+    const __m128i x = _mm256_castsi256_si128((__m256i)v);
+#else
+    const __m128i x = (__m128i)v;
+#endif
+    if (bytes == 4) {
+        const int32_t v32 = _mm_cvtsi128_si32(x);
+        memcpy(p, &v32, 4);
+    } else if (bytes == 8)
+        _mm_storel_epi64((__m128i *)p, x);
+    else
+        _mm_storeu_si128((__m128i *)p, x);
+}
+#else
+SB_INLINE vb vload_bytes(const void * p, size_t bytes) { vb v = {0}; memcpy(&v, p, bytes); return v; }
+SB_INLINE void vstore_bytes(void * p, vb v, size_t bytes) { memcpy(p, &v, bytes); }
+#endif
 
 /* Broadcasts. Not (vf){0} + x: that costs an add and turns -0.0 into +0.0. */
 SB_INLINE vf vset1(float x)

@@ -21,6 +21,8 @@
 #define PK_OP_S(a, x) ((a) + (x))
 #define PK_STORE(p, a, d) vstore(p, (a) / vset1(d))
 #define PK_STORE_N(p, a, d, n) vstore_n(p, (a) / vset1(d), n)
+#define PK_LOAD_BYTES(p, bytes) ((vf)vload_bytes(p, bytes))
+#define PK_STORE_BYTES(p, a, d, bytes) vstore_bytes(p, (vb)((a) / vset1(d)), bytes)
 #define PK_FINAL(a, d) ((a) / (d))
 #define PK_AVERAGE 1
 #include "pooling/pool_kernel.h"

@@ -26,9 +26,6 @@
 #define PK_STORE_N(p, a, d, n) vstoreh_n(p, vf32_to_bf16(a), n)
 #define PK_FINAL(a, d) sb_float_to_bf16(a)
 #define PK_AVERAGE 0
-/* bf16's partial vectors are masked moves (vec.h), faster than the scalar fold of a few channels (pool_kernel.h): 4
-   channels of a 4x4 image in 2x2 windows took 44 against 57 ns at avx512bw (45 at avx2, vectors there before too). */
-#define PK_SCALAR_CHANNELS 0
 #if SB_W == 16
 /* NHWC chunks of 2*SB_W channels folded as bf16 bit patterns, without widening: a maximum of bf16 values is one of
    them. As signed integers the non-negative patterns (+0 .. +inf, then +NaN) are in float order, and as unsigned

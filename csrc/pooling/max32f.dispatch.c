@@ -24,6 +24,8 @@
 #define PK_OP_S(a, x) ((a) > (x) ? (a) : (x))
 #define PK_STORE(p, a, d) vstore(p, a)
 #define PK_STORE_N(p, a, d, n) vstore_n(p, a, n)
+#define PK_LOAD_BYTES(p, bytes) ((vf)vload_bytes(p, bytes))
+#define PK_STORE_BYTES(p, a, d, bytes) vstore_bytes(p, (vb)(a), bytes)
 #define PK_FINAL(a, d) (a)
 #define PK_AVERAGE 0
 #include "pooling/pool_kernel.h"

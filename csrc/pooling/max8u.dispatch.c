@@ -27,6 +27,8 @@ SB_INLINE void vstoreb_n(uint8_t * p, vb v, size_t n) { memcpy(p, &v, n); }
 #define PK_OP_S(a, x) ((uint8_t)((a) > (x) ? (a) : (x)))
 #define PK_STORE(p, a, d) vstoreb(p, a)
 #define PK_STORE_N(p, a, d, n) vstoreb_n(p, a, n)
+#define PK_LOAD_BYTES(p, bytes) vload_bytes(p, bytes)
+#define PK_STORE_BYTES(p, a, d, bytes) vstore_bytes(p, a, bytes)
 #define PK_FINAL(a, d) (a)
 #define PK_AVERAGE 0
 #include "pooling/pool_kernel.h"

@@ -15,6 +15,8 @@
  *   PK_CVT(e)     one element -> PK_S                    PK_INIT_V / PK_INIT_S   the fold's start
  *   PK_OP_V(a, x) / PK_OP_S(a, x)   one fold step
  *   PK_STORE(p, a, d) / PK_STORE_N(p, a, d, n) / PK_FINAL(a, d)   result from accumulator and divisor d (float)
+ *   optionally PK_LOAD_BYTES(p, bytes) -> PK_V, PK_STORE_BYTES(p, a, d, bytes): the first `bytes` (4, 8 or 16) of
+ *                 a vector's elements as one move (vec.h's vload_bytes), for images of fewer channels than a vector
  *   PK_AVERAGE    1 if the divisor is used (average pooling), else 0
  * Nothing outside [src, src + C*H*W) is read and nothing outside the output is written, for any arguments.
  */
@@ -177,27 +179,19 @@ SB_INLINE void pk_nhwc_chunks(const PK_T * p, size_t rs, size_t C, size_t R, siz
     if (N > 2) PK_NSTORE(out + 2 * PK_NL, a2, div), PK_NSTORE(out + 3 * PK_NL, a3, div);
 }
 
-/* Fewer than PK_NL channels from c on (c = 0 when the image has fewer channels than a chunk): PK_V vectors, the
-   last one overlapping the previous when it can. Where C < PK_L, a full-width load where the image has PK_L
-   elements left (the extra lanes hold neighbouring pixels and are never stored), a partial one at its end. Stored
-   lanes see exactly the same fold either way. */
-static void pk_nhwc_rest(const PK_T * src, size_t C, size_t c, const pk_geometry * g, size_t yb, size_t ye,
-    size_t xb, size_t xe, float div, PK_T * out)
+/* An image of PK_L to PK_NL - 1 channels (those of fewer go to pk_nhwc_narrow; only a type whose chunk is wider than a
+   vector has such images): PK_V vectors, the last one overlapping the one before (same values, written again). */
+static void pk_nhwc_rest(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t ye, size_t xb,
+    size_t xe, float div, PK_T * out)
 {
-    const size_t W = g->srcW, total = g->srcH * W * C;
-    for (; c < C; c += PK_L) {
-        if (c + PK_L > C && C >= PK_L)
-            c = C - PK_L; /* overlap the previous vector: same values, written again */
+    const size_t W = g->srcW;
+    for (size_t c = 0; c < C; c += PK_L) {
+        if (c + PK_L > C)
+            c = C - PK_L;
         PK_V a = PK_INIT_V;
         for (size_t y = yb; y < ye; ++y)
-            for (size_t x = xb; x < xe; ++x) {
-                const size_t at = (y * W + x) * C + c;
-                a = PK_OP_V(a, at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C - c));
-            }
-        if (c + PK_L > C) {
-            PK_STORE_N(out + c, a, div, C - c);
-            return;
-        }
+            for (size_t x = xb; x < xe; ++x)
+                a = PK_OP_V(a, PK_LOAD(src + (y * W + x) * C + c));
         PK_STORE(out + c, a, div);
     }
 }
@@ -223,7 +217,7 @@ SB_INLINE void pk_nhwc_pixel(const PK_T * src, size_t C, const pk_geometry * g, 
         if (C >= PK_NL) /* the last chunk again, overlapping: same values, written again */
             pk_nhwc_chunks(p + C - PK_NL, rs, C, R, K, 1, div, out + C - PK_NL);
         else
-            pk_nhwc_rest(src, C, c, g, yb, yb + R, xb, xb + K, div, out);
+            pk_nhwc_rest(src, C, g, yb, yb + R, xb, xb + K, div, out);
     }
 }
 
@@ -244,15 +238,58 @@ static void pk_nhwc_clipped(const PK_T * src, size_t C, const pk_geometry * g, s
     pk_nhwc_pixel(src, C, g, yb, R, xb, xe - xb, PK_AVERAGE ? pk_divisor(g, R, xe - xb) : 1.0f, out + dx * C);
 }
 
-/* Images with at most PK_SCALAR_CHANNELS channels (fewer than a vector's) take the scalar fold, channel by channel,
-   pixel by pixel in one loop, instead of partial vectors per pixel. From AVX2 on, where those vectors' partial loads
-   and stores cost most: a 4-channel 4x4 image with 2x2 windows, avx2 / avx512bw, takes float32 average 41 / 48 ns
-   (44 / 49 through the masked partial vectors), float32 max 41 / 41 (43 / 46), uint8 max 46 / 46 (68 / 68: bytes
-   go through memcpy); upstream's 19-23, 10-22, 61 / 20. base's own vectors were faster (26 against 39 ns), and so
-   are bf16's, masked at both ISAs (max16b.dispatch.c): an includer may set its own value. */
-#ifndef PK_SCALAR_CHANNELS
-#define PK_SCALAR_CHANNELS (SB_ISA_AT_LEAST(2) ? 8 : 0)
+/* Images with fewer channels than a vector: one vector per output pixel, its first C lanes that pixel's channels.
+   Where a pixel is 4, 8 or 16 bytes (`bytes`, a constant) and the includer has PK_LOAD_BYTES, each window pixel is
+   loaded and each output stored by one move of exactly that size. Otherwise (bytes == 0) it loads PK_L elements
+   from each window pixel and stores PK_L at the output pixel wherever the arrays hold that many from there (the
+   extra lanes read the next pixels' elements, and write values that the next output pixels, coming later,
+   overwrite), a partial move only at the arrays' ends. No mask per pixel, and no scalar fold channel by channel as
+   before: 4 channels of a 4x4 image in 2x2 windows, avx2 / avx512bw, float32 max 66 / 61 -> 32 / 34 ns, average
+   60 / 65 -> 35 / 40, uint8 max 68 / 68 -> 29 / 29, bf16 max (full-width loads) 73 / 63 -> 43 / 39. */
+SB_INLINE void pk_nhwc_narrow_bytes(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst, size_t bytes)
+{
+    const size_t W = g->srcW, rs = W * C, total = g->srcH * rs, outs = g->dstH * g->dstW * C;
+    for (size_t dy = 0; dy < g->dstH; ++dy) {
+        size_t yb, ye;
+        pv_window(dy, g->strideY, g->padY, g->kernelY, g->srcH, &yb, &ye);
+        for (size_t dx = 0; dx < g->dstW; ++dx) {
+            size_t xb, xe;
+            pv_window(dx, g->strideX, g->padX, g->kernelX, W, &xb, &xe);
+            PK_V a = PK_INIT_V;
+            for (size_t y = yb; y < ye; ++y)
+                for (size_t x = xb, at = y * rs + xb * C; x < xe; ++x, at += C)
+#ifdef PK_LOAD_BYTES
+                    a = PK_OP_V(a, bytes ? PK_LOAD_BYTES(src + at, bytes)
+                                         : at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C));
+#else
+                    a = PK_OP_V(a, at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C));
 #endif
+            const float div = PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f;
+            const size_t o = (dy * g->dstW + dx) * C;
+#ifdef PK_LOAD_BYTES
+            if (bytes)
+                PK_STORE_BYTES(dst + o, a, div, bytes);
+            else
+#endif
+            if (o + PK_L <= outs)
+                PK_STORE(dst + o, a, div);
+            else
+                PK_STORE_N(dst + o, a, div, C);
+        }
+    }
+}
+
+static void pk_nhwc_narrow(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
+{
+#ifdef PK_LOAD_BYTES
+    switch (C * sizeof(PK_T)) {
+    case 4: pk_nhwc_narrow_bytes(src, C, g, dst, 4); return;
+    case 8: pk_nhwc_narrow_bytes(src, C, g, dst, 8); return;
+    case 16: pk_nhwc_narrow_bytes(src, C, g, dst, 16); return;
+    }
+#endif
+    pk_nhwc_narrow_bytes(src, C, g, dst, 0);
+}
 
 /* 2D NHWC: every output pixel folds its window per channel. The columns whose windows lie inside the image are
    found once per call and run with the window's shape fixed per row (unrolled for 3x3, and for 2x2 where the
@@ -261,24 +298,8 @@ static void pk_nhwc_clipped(const PK_T * src, size_t C, const pk_geometry * g, s
 static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
 {
     const size_t W = g->srcW, sx = g->strideX, kx = g->kernelX, pad = g->padX;
-    if (C <= PK_SCALAR_CHANNELS && C < PK_L) {
-        for (size_t dy = 0; dy < g->dstH; ++dy) {
-            size_t yb, ye;
-            pv_window(dy, g->strideY, g->padY, g->kernelY, g->srcH, &yb, &ye);
-            for (size_t dx = 0; dx < g->dstW; ++dx) {
-                size_t xb, xe;
-                pv_window(dx, sx, pad, kx, W, &xb, &xe);
-                const float div = PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f;
-                PK_T * out = dst + (dy * g->dstW + dx) * C;
-                for (size_t c = 0; c < C; ++c) {
-                    PK_S a = PK_INIT_S;
-                    for (size_t y = yb; y < ye; ++y)
-                        for (size_t x = xb; x < xe; ++x)
-                            a = PK_OP_S(a, PK_CVT(src[(y * W + x) * C + c]));
-                    out[c] = PK_FINAL(a, div);
-                }
-            }
-        }
+    if (C < PK_L) {
+        pk_nhwc_narrow(src, C, g, dst);
         return;
     }
     /* Unclipped: dx*sx >= pad and dx*sx - pad + kx <= W, i.e. first <= dx < end; empty when none (or when the
