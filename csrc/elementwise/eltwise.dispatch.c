@@ -102,15 +102,17 @@ SB_INLINE vf eltwise_vector(float const * const * src, const float * weight, siz
    call that touches sb_streaming_bytes() or more (the inputs and dst) streams dst from an aligned float. Without
    streaming each line of dst is first read into the cache, a fourth stream of memory traffic for two inputs: two inputs
    of 4M floats took 0.75-0.95 ms at every placement of the arrays, streamed 0.60-0.72 ms (avx2 and avx512bw), about a
-   memcpy of the same bytes. */
+   memcpy of the same bytes. Not where the streamed stores would stall an input's loads (vstream_stalls). */
 SB_INLINE void eltwise_op(float const * const * src, const float * weight, size_t count, size_t size, int type,
     float * dst)
 {
     const size_t head = vstream_head(dst);
-    const int streamed = (count + 1) * size * sizeof(float) >= sb_streaming_bytes();
-    int together = 1;
-    for (size_t i = 0; i < count; ++i)
+    int together = 1, stalls = 0;
+    for (size_t i = 0; i < count; ++i) {
         together &= vsame_offset(src[i], dst);
+        stalls |= vstream_stalls(src[i], dst);
+    }
+    const int streamed = (count + 1) * size * sizeof(float) >= sb_streaming_bytes() && !stalls;
     size_t begin = 0, end = size;
     vf first = vset1(0.0f), last = vset1(0.0f);
     if ((together || streamed) && head && head < SB_W && size >= head + SB_W) {

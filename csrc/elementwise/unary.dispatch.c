@@ -87,13 +87,15 @@ SB_INLINE vf keep_in_register(vf v)
    whole vectors (a masked move for the partial one, or two memcpy calls below AVX2), are all loaded before any store
    (in place, the loops overwrite floats they read) and stored around the loops; the lanes where they overlap get the
    same value twice, every operation being lane-wise. A call streams (TOUCHED floats per element moved,
-   sb_streaming_bytes() or more) only from an aligned float. */
+   sb_streaming_bytes() or more) only from an aligned float, and not where its stores would stall the loads
+   (vstream_stalls). */
 #define UNARY_KERNEL_BODIES(NAME, TOUCHED, ALIGN, EXPR, STREAMED, CACHED)           \
     UNARY_LOOPS(NAME##_loops, EXPR, STREAMED, CACHED)                               \
     static void NAME(const float * src, size_t size, float * dst)                   \
     {                                                                               \
         const size_t head = vstream_head(dst);                                      \
-        const int stream = head < SB_W && TOUCHED * size * sizeof(float) >= sb_streaming_bytes(); \
+        const int stream = head < SB_W && TOUCHED * size * sizeof(float) >= sb_streaming_bytes() \
+            && !vstream_stalls(src, dst);                                           \
         size_t i = 0, end = size;                                                   \
         vf last = vset1(0.0f);                                                      \
         if (((ALIGN && vsame_offset(src, dst)) || stream) && head && head < SB_W && size >= head + SB_W) { \
