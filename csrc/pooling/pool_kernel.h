@@ -179,7 +179,7 @@ SB_INLINE void pk_nhwc_chunks(const PK_T * p, size_t rs, size_t C, size_t R, siz
     if (N > 2) PK_NSTORE(out + 2 * PK_NL, a2, div), PK_NSTORE(out + 3 * PK_NL, a3, div);
 }
 
-/* An image of PK_L to PK_NL - 1 channels (those of fewer go to pk_nhwc_narrow; only a type whose chunk is wider than a
+/* An image of PK_L to PK_NL - 1 channels (those of fewer go to pk_narrow_pixel; only a type whose chunk is wider than a
    vector has such images): PK_V vectors, the last one overlapping the one before (same values, written again). */
 static void pk_nhwc_rest(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t ye, size_t xb,
     size_t xe, float div, PK_T * out)
@@ -221,87 +221,84 @@ SB_INLINE void pk_nhwc_pixel(const PK_T * src, size_t C, const pk_geometry * g, 
     }
 }
 
+/* One output pixel of an image with fewer channels than a vector (C < PK_L): one vector, its first C lanes the
+   pixel's channels, folded over the window's R rows of K pixels from (yb, xb). Where a pixel is 4, 8 or 16 bytes
+   (`bytes`, a constant) and the includer has PK_LOAD_BYTES, each window pixel is loaded and the output stored by one
+   move of exactly that size. Otherwise (bytes == 0) it loads PK_L elements from each window pixel and stores PK_L
+   at the output pixel wherever the arrays hold that many from there (the extra lanes read the next pixels' elements,
+   and write values that the output pixels after this one, written later, overwrite), a partial move only at the
+   arrays' ends, chosen once per output pixel (a choice per load cost more than the loads). No mask, and no scalar
+   fold channel by channel as before; with pk_nhwc_rows' fixed 2x2 and 3x3 windows, avx2 / avx512bw on Zen 4: 4
+   channels of a 4x4 image in 2x2 windows, float32 max 68 / 61 -> 28 / 28 ns, average 60 / 65 -> 28 / 34, uint8 max
+   68 / 68 -> 22 / 22, bf16 max 73 / 63 -> 36 / 36; 3 channels of 224x224 in 3x3 windows, stride 2, float32 max
+   252 / 219 -> 39 / 63 us, average 292 / 178 -> 46 / 33, uint8 max 346 / 342 -> 45 / 45, bf16 max 184 / 151 -> 54 /
+   76. */
+SB_INLINE void pk_narrow_pixel(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t R, size_t xb,
+    size_t K, float div, PK_T * out, PK_T * dst_end, size_t bytes)
+{
+    const size_t rs = g->srcW * C, total = g->srcH * rs;
+    /* whole vectors from every window pixel when the last one has PK_L elements left (one test per output pixel) */
+    const int whole = R && K && (yb + R - 1) * rs + (xb + K - 1) * C + PK_L <= total;
+    PK_V a = PK_INIT_V;
+    for (size_t y = 0; y < R; ++y)
+        for (size_t x = 0, at = (yb + y) * rs + xb * C; x < K; ++x, at += C)
+#ifdef PK_LOAD_BYTES
+            a = PK_OP_V(a, bytes ? PK_LOAD_BYTES(src + at, bytes) : whole ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C));
+#else
+            a = PK_OP_V(a, whole ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C));
+#endif
+#ifdef PK_LOAD_BYTES
+    if (bytes)
+        PK_STORE_BYTES(out, a, div, bytes);
+    else
+#endif
+    if ((size_t)(dst_end - out) >= PK_L)
+        PK_STORE(out, a, div);
+    else
+        PK_STORE_N(out, a, div, C);
+}
+
+/* bytes for the pixel kernels below: every channel in chunks (pk_nhwc_pixel), not one narrow vector. */
+#define PK_WIDE ((size_t)-1)
+
+/* One output pixel, its window's R rows of K pixels from (yb, xb): by chunks of channels (bytes == PK_WIDE) or as
+   one narrow vector (pk_narrow_pixel). */
+SB_INLINE void pk_nhwc_any_pixel(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t R, size_t xb,
+    size_t K, float div, PK_T * out, PK_T * dst_end, size_t bytes)
+{
+    if (bytes == PK_WIDE)
+        pk_nhwc_pixel(src, C, g, yb, R, xb, K, div, out);
+    else
+        pk_narrow_pixel(src, C, g, yb, R, xb, K, div, out, dst_end, bytes);
+}
+
 /* Output pixels [dx0, dx1) of one row, all with column windows of width K starting at dx*strideX - padX. */
 SB_INLINE void pk_nhwc_run(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t R, size_t dx0,
-    size_t dx1, size_t K, float div, PK_T * out)
+    size_t dx1, size_t K, float div, PK_T * out, PK_T * dst_end, size_t bytes)
 {
     for (size_t dx = dx0; dx < dx1; ++dx)
-        pk_nhwc_pixel(src, C, g, yb, R, dx * g->strideX - g->padX, K, div, out + dx * C);
+        pk_nhwc_any_pixel(src, C, g, yb, R, dx * g->strideX - g->padX, K, div, out + dx * C, dst_end, bytes);
 }
 
 /* One output pixel whose column window is clipped (or any, computed by pv_window). */
 static void pk_nhwc_clipped(const PK_T * src, size_t C, const pk_geometry * g, size_t yb, size_t R, size_t dx,
-    PK_T * out)
+    PK_T * out, PK_T * dst_end, size_t bytes)
 {
     size_t xb, xe;
     pv_window(dx, g->strideX, g->padX, g->kernelX, g->srcW, &xb, &xe);
-    pk_nhwc_pixel(src, C, g, yb, R, xb, xe - xb, PK_AVERAGE ? pk_divisor(g, R, xe - xb) : 1.0f, out + dx * C);
+    pk_nhwc_any_pixel(src, C, g, yb, R, xb, xe - xb, PK_AVERAGE ? pk_divisor(g, R, xe - xb) : 1.0f, out + dx * C,
+        dst_end, bytes);
 }
 
-/* Images with fewer channels than a vector: one vector per output pixel, its first C lanes that pixel's channels.
-   Where a pixel is 4, 8 or 16 bytes (`bytes`, a constant) and the includer has PK_LOAD_BYTES, each window pixel is
-   loaded and each output stored by one move of exactly that size. Otherwise (bytes == 0) it loads PK_L elements
-   from each window pixel and stores PK_L at the output pixel wherever the arrays hold that many from there (the
-   extra lanes read the next pixels' elements, and write values that the next output pixels, coming later,
-   overwrite), a partial move only at the arrays' ends. No mask per pixel, and no scalar fold channel by channel as
-   before: 4 channels of a 4x4 image in 2x2 windows, avx2 / avx512bw, float32 max 66 / 61 -> 32 / 34 ns, average
-   60 / 65 -> 35 / 40, uint8 max 68 / 68 -> 29 / 29, bf16 max (full-width loads) 73 / 63 -> 43 / 39. */
-SB_INLINE void pk_nhwc_narrow_bytes(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst, size_t bytes)
-{
-    const size_t W = g->srcW, rs = W * C, total = g->srcH * rs, outs = g->dstH * g->dstW * C;
-    for (size_t dy = 0; dy < g->dstH; ++dy) {
-        size_t yb, ye;
-        pv_window(dy, g->strideY, g->padY, g->kernelY, g->srcH, &yb, &ye);
-        for (size_t dx = 0; dx < g->dstW; ++dx) {
-            size_t xb, xe;
-            pv_window(dx, g->strideX, g->padX, g->kernelX, W, &xb, &xe);
-            PK_V a = PK_INIT_V;
-            for (size_t y = yb; y < ye; ++y)
-                for (size_t x = xb, at = y * rs + xb * C; x < xe; ++x, at += C)
-#ifdef PK_LOAD_BYTES
-                    a = PK_OP_V(a, bytes ? PK_LOAD_BYTES(src + at, bytes)
-                                         : at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C));
-#else
-                    a = PK_OP_V(a, at + PK_L <= total ? PK_LOAD(src + at) : PK_LOAD_N(src + at, C));
-#endif
-            const float div = PK_AVERAGE ? pk_divisor(g, ye - yb, xe - xb) : 1.0f;
-            const size_t o = (dy * g->dstW + dx) * C;
-#ifdef PK_LOAD_BYTES
-            if (bytes)
-                PK_STORE_BYTES(dst + o, a, div, bytes);
-            else
-#endif
-            if (o + PK_L <= outs)
-                PK_STORE(dst + o, a, div);
-            else
-                PK_STORE_N(dst + o, a, div, C);
-        }
-    }
-}
-
-static void pk_nhwc_narrow(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
-{
-#ifdef PK_LOAD_BYTES
-    switch (C * sizeof(PK_T)) {
-    case 4: pk_nhwc_narrow_bytes(src, C, g, dst, 4); return;
-    case 8: pk_nhwc_narrow_bytes(src, C, g, dst, 8); return;
-    case 16: pk_nhwc_narrow_bytes(src, C, g, dst, 16); return;
-    }
-#endif
-    pk_nhwc_narrow_bytes(src, C, g, dst, 0);
-}
-
-/* 2D NHWC: every output pixel folds its window per channel. The columns whose windows lie inside the image are
-   found once per call and run with the window's shape fixed per row (unrolled for 3x3, and for 2x2 where the
-   includer defines PK_NHWC_UNROLL_2X2: on a 256-channel float32 layer the unrolled 2x2 measured 5-10% slower than
-   the loop, on bf16 pairs 6% faster); only the border columns compute their windows one by one. */
-static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
+/* 2D NHWC: every output pixel folds its window per channel (bytes: see pk_nhwc_any_pixel). The columns whose windows
+   lie inside the image are found once per call and run with the window's shape fixed per row (unrolled for 3x3, and
+   for 2x2 where the includer defines PK_NHWC_UNROLL_2X2 or the pixels are narrow: on a 256-channel float32 layer the
+   unrolled 2x2 measured 5-10% slower than the loop, on bf16 pairs 6% faster); only the border columns compute their
+   windows one by one. */
+SB_INLINE void pk_nhwc_rows(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst, size_t bytes)
 {
     const size_t W = g->srcW, sx = g->strideX, kx = g->kernelX, pad = g->padX;
-    if (C < PK_L) {
-        pk_nhwc_narrow(src, C, g, dst);
-        return;
-    }
+    PK_T * const dst_end = dst + g->dstH * g->dstW * C;
     /* Unclipped: dx*sx >= pad and dx*sx - pad + kx <= W, i.e. first <= dx < end; empty when none (or when the
        bounds do not fit in size_t, so that dx*sx below cannot overflow either, or for a zero stride). */
     size_t first = 0, end = 0, room;
@@ -313,6 +310,11 @@ static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * ds
         if (end < first)
             end = first;
     }
+#ifdef PK_NHWC_UNROLL_2X2
+    const int unroll_2x2 = 1;
+#else
+    const int unroll_2x2 = bytes != PK_WIDE;
+#endif
     for (size_t dy = 0; dy < g->dstH; ++dy) {
         size_t yb, ye;
         pv_window(dy, g->strideY, g->padY, g->kernelY, g->srcH, &yb, &ye);
@@ -320,19 +322,33 @@ static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * ds
         PK_T * out = dst + dy * g->dstW * C;
         const size_t left = first < g->dstW ? first : g->dstW;
         for (size_t dx = 0; dx < left; ++dx)
-            pk_nhwc_clipped(src, C, g, yb, R, dx, out);
+            pk_nhwc_clipped(src, C, g, yb, R, dx, out, dst_end, bytes);
         const float div = PK_AVERAGE ? pk_divisor(g, R, kx) : 1.0f;
         if (R == 3 && kx == 3)
-            pk_nhwc_run(src, C, g, yb, 3, first, end, 3, div, out);
-#ifdef PK_NHWC_UNROLL_2X2
-        else if (R == 2 && kx == 2)
-            pk_nhwc_run(src, C, g, yb, 2, first, end, 2, div, out);
-#endif
+            pk_nhwc_run(src, C, g, yb, 3, first, end, 3, div, out, dst_end, bytes);
+        else if (unroll_2x2 && R == 2 && kx == 2)
+            pk_nhwc_run(src, C, g, yb, 2, first, end, 2, div, out, dst_end, bytes);
         else
-            pk_nhwc_run(src, C, g, yb, R, first, end, kx, div, out);
+            pk_nhwc_run(src, C, g, yb, R, first, end, kx, div, out, dst_end, bytes);
         for (size_t dx = end > left ? end : left; dx < g->dstW; ++dx)
-            pk_nhwc_clipped(src, C, g, yb, R, dx, out);
+            pk_nhwc_clipped(src, C, g, yb, R, dx, out, dst_end, bytes);
     }
+}
+
+static void pk_nhwc(const PK_T * src, size_t C, const pk_geometry * g, PK_T * dst)
+{
+    if (C >= PK_L) {
+        pk_nhwc_rows(src, C, g, dst, PK_WIDE);
+        return;
+    }
+#ifdef PK_LOAD_BYTES
+    switch (C * sizeof(PK_T)) {
+    case 4: pk_nhwc_rows(src, C, g, dst, 4); return;
+    case 8: pk_nhwc_rows(src, C, g, dst, 8); return;
+    case 16: pk_nhwc_rows(src, C, g, dst, 16); return;
+    }
+#endif
+    pk_nhwc_rows(src, C, g, dst, 0);
 }
 
 /* 2D over every channel, either layout. */
