@@ -95,6 +95,17 @@ def test_json_round_trip(broken, tmp_path):
         report.read_json(tmp_path / "x.json")
 
 
+def test_the_cpu_model_names_family_and_model(monkeypatch):
+    """A VM may call its CPU just "AMD EPYC": the family and model numbers (Zen 4 or Zen 5) go with the name, read
+    from the first processor's block only."""
+    cpuinfo = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+               "model name\t: AMD EPYC\n\nprocessor\t: 1\ncpu family\t: 99\nmodel\t\t: 9\n")
+    monkeypatch.setattr(report.Path, "read_text", lambda self, *a, **k: cpuinfo)
+    assert report.cpu_model() == "AMD EPYC (family 25, model 17)"
+    monkeypatch.setattr(report.Path, "read_text", lambda self, *a, **k: "model name\t: Some CPU\n")
+    assert report.cpu_model() == "Some CPU"
+
+
 def test_every_report_the_writer_makes_passes_the_schema(broken, clean, tmp_path):
     """The writer's output, including infinite errors and an empty meta, reads back as the same run."""
     infinite = runner.Run([runner.CaseResult(**{**r.__dict__}) for r in broken.results], 1.5, dict(broken.meta))
