@@ -39,6 +39,7 @@ from simdbind.bench.cases import Listed, Work, family_module, work
 from simdbind.conformance.api import Unsupported, prepared
 from simdbind.conformance.implementations import LibraryImplementation, SelectionError, entry_point_names, resolve
 from simdbind.conformance.model import OUTPUTS, REGISTRY, ReusedOutputs
+from simdbind.conformance.report import cpu_model
 from simdbind.conformance.runner import DEFAULT_SEED
 
 #: Clocks: "wall" (time.perf_counter, the default) or "thread" (CPU time of the calling thread: ignores the time
@@ -458,17 +459,6 @@ def _version(dist: str) -> str | None:
         return version(dist)
     except Exception:  # noqa: BLE001 - not installed
         return None
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def environment(libraries: Sequence[LibraryImplementation] = (), peers: Sequence[Any] = ()) -> dict[str, Any]:
