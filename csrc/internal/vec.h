@@ -89,10 +89,10 @@ SB_INLINE size_t vstream_head(const float * p)
 
 /* 1 if streaming to dst (vstream from its first aligned float) while reading src in step would stall the loads: a
    load that crosses a 32-byte block, issued a few vectors after a streamed store whose address is the same in its
-   low 12 bits (dst 64 to 352 bytes past src, modulo 4096), waits for that store to leave the write-combining buffer.
-   Measured on Zen 4 (EPYC 9004), exp of 4M floats, streamed / stored plainly: 1.36-2.07 / 0.89 ms at avx512bw, up to
-   3.9 / 1.06 ms at avx2; at every other placement streaming was as fast or faster (abs: 1.2x). The window tested
-   here is wider than the one measured, (0, 512] bytes, for cores that run further ahead. */
+   low 12 bits (dst 80 to 336 bytes past src, modulo 4096), waits for that store to leave the write-combining buffer.
+   Measured on Zen 4 (EPYC 9004), exp of 4M floats, streamed / stored plainly: 1.36-2.07 / 0.88-0.99 ms at avx512bw,
+   up to 3.9 / 1.06 ms at avx2; at every other placement streaming was as fast or faster (abs: 1.2x). The window
+   tested here, (0, 512] bytes, is wider than the one measured, for cores that run further ahead. */
 SB_INLINE int vstream_stalls(const float * src, const float * dst)
 {
     const uintptr_t block = SB_W * sizeof(float) < 32 ? SB_W * sizeof(float) : 32; /* what a load moves at once */
