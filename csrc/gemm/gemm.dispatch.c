@@ -61,9 +61,6 @@
 #endif
 #define KC_ONE (KC + KC / 2)                   /* K up to this: one K block, no short second one reloading C */
 #define MC (MR * 16)
-/* One row of A on prepacked weights (gemv_panel) streams B once from L3 or memory: rows of B fetched this far ahead
-   (2 KiB of a panel at avx2, where the hardware prefetcher alone left it 25% short of a read of the same bytes). */
-#define PREFETCH_ROWS 32
 #define DOT_ROWS 4            /* transposed B with at most this many rows of A: dot products along K */
 #define PARALLEL_WORK (1u << 20) /* multiply-adds below which one thread does the whole call */
 /* B ([K][N], rows ldb apart) spanning at most this many floats is read in place by the micro-kernel instead of packed:
@@ -165,7 +162,7 @@ SB_INLINE void kernel_finish(const int mr, const int nv, vf c[MR_NARROW][NV], fl
    SB_W). mr, nv, full and packed_a are constants after inlining, so the accumulators live in registers. */
 SB_INLINE void kernel(const int mr, const int nv, size_t kc, const float * A, size_t lda, const int packed_a,
     const float * B, size_t bs, float * C, size_t ldc, size_t nc, int accumulate, const int full,
-    const sb_epilogue * fe, size_t row0, size_t col0, const int ahead)
+    const sb_epilogue * fe, size_t row0, size_t col0)
 {
 #define A_AT(i, k) (packed_a ? A[(k) * MR + (i)] : A[(i) * lda + (k)])
     /* C's tile is read (later K blocks) or written after kc steps: fetched now, its misses overlap the sums
@@ -185,9 +182,6 @@ SB_INLINE void kernel(const int mr, const int nv, size_t kc, const float * A, si
                 d[u][v] = vset1(0.0f);
         size_t k = 0;
         for (; k + 4 <= kc; k += 4) {
-            for (int u = 0; ahead && u < 4; ++u)
-                for (int v = 0; v < nv * SB_W; v += 16)
-                    __builtin_prefetch(B + (k + PREFETCH_ROWS + u) * bs + v, 0, 3);
             vf a0 = vset1(A_AT(0, k)), a1 = vset1(A_AT(0, k + 1)), a2 = vset1(A_AT(0, k + 2)),
                a3 = vset1(A_AT(0, k + 3));
             for (int v = 0; v < nv; ++v) {
@@ -230,40 +224,33 @@ SB_INLINE void kernel_rows(size_t mr, const int nv, size_t kc, const float * A, 
     const sb_epilogue * fe, size_t row0, size_t col0)
 {
 #define SB_KCASE(m) \
-    case m: kernel(m, nv, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0, 0); break;
+    case m: kernel(m, nv, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
     if (MR_NARROW > MR && nv == 1 && !packed_a) {
         switch (mr) {
         SB_NARROW_CASES(SB_KCASE)
-        default: kernel(MR_NARROW, 1, kc, A, lda, 0, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0, 0); break;
+        default: kernel(MR_NARROW, 1, kc, A, lda, 0, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
         }
         return;
     }
     switch (mr) {
     SB_MR_CASES(SB_KCASE)
-    default: kernel(MR, nv, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0, 0); break;
+    default: kernel(MR, nv, kc, A, lda, packed_a, B, bs, C, ldc, nc, accumulate, full, fe, row0, col0); break;
     }
 #undef SB_KCASE
 }
 
-/* One row of A times a whole zero-padded panel, prefetching ahead. Its own function: with the prefetch inlined into
-   the kernels every product shares, the 1x1 convolutions measured 2-3% slower (paired, avx512vnni). */
+/* One row of A times a whole zero-padded panel: one vector of accumulators for at most one vector of columns
+   (kernel_packed's rule: the same sums, half the multiply-adds on zero padding). B streams from L3 or memory once
+   here, and the hardware prefetcher keeps up with it: 1 x 2048 x 1000 on prepacked weights ran 1.24-1.29x slower
+   on Zen 4 (avx2 and avx512vnni) when this fetched B 32 rows ahead in software, and no faster on Zen 5. Not
+   inlined: inlined into its callers, that product measured 4-5% slower at avx512vnni. */
 static __attribute__((noinline)) void gemv_panel(size_t kc, const float * A, const float * B, float * C, size_t nc,
     int accumulate, const sb_epilogue * fe, size_t row0, size_t col0)
 {
-    /* One vector of accumulators for at most one vector of columns (kernel_packed's rule: the same sums, half the
-       multiply-adds on zero padding), and B fetched ahead only where the panel has rows that far ahead (a 1 x 16 ->
-       4 product issued its 32 prefetches past the panel's end). */
-    const int ahead = kc > PREFETCH_ROWS;
-    if (NV > 1 && nc <= SB_W) {
-        if (ahead)
-            kernel(1, 1, kc, A, 0, 0, B, NR, C, 0, nc, accumulate, 1, fe, row0, col0, 1);
-        else
-            kernel(1, 1, kc, A, 0, 0, B, NR, C, 0, nc, accumulate, 1, fe, row0, col0, 0);
-    } else if (ahead) {
-        kernel(1, NV, kc, A, 0, 0, B, NR, C, 0, nc, accumulate, 1, fe, row0, col0, 1);
-    } else {
-        kernel(1, NV, kc, A, 0, 0, B, NR, C, 0, nc, accumulate, 1, fe, row0, col0, 0);
-    }
+    if (NV > 1 && nc <= SB_W)
+        kernel(1, 1, kc, A, 0, 0, B, NR, C, 0, nc, accumulate, 1, fe, row0, col0);
+    else
+        kernel(1, NV, kc, A, 0, 0, B, NR, C, 0, nc, accumulate, 1, fe, row0, col0);
 }
 
 /* lda == 0: A is a panel of pack_a. full: all NR columns of every row of the panel are readable (zero-padded packed
