@@ -196,6 +196,7 @@ def _bench(args: argparse.Namespace) -> int:
     report = harness.Report(
         meta={"command": _bench_command(args), "repeats": repeats, "min_time": min_time, "threads": threads,
               "timer": args.timer, "order": args.order, "seed": args.seed, "quick": args.quick,
+              "placements": list(harness.PLACEMENTS),
               "environment": harness.environment(libraries, peers),
               "notes": {family: bench_cases.summary(family) for family in families}},
         measurements=measurements, errors=errors)

@@ -152,6 +152,66 @@ def test_measure_blocked_takes_each_entrys_samples_in_a_row_after_an_untimed_one
     assert result["a"][1] == pytest.approx([1e-3] * 3) and result["b"][1] == pytest.approx([2e-3] * 3)
 
 
+def test_measure_times_call_r_mod_count_in_round_r_for_every_entry():
+    clock = FakeClock()
+    ran: list[str] = []
+
+    def calls(name, costs):
+        def call(i, cost):
+            def run():
+                ran.append(f"{name}{i}")
+                clock.now += cost
+            return run
+        return [call(i, cost) for i, cost in enumerate(costs)]
+
+    entries = [("a", calls("a", (1e-3, 2e-3, 3e-3)), None), ("b", calls("b", (2e-3, 2e-3, 6e-3)), None)]
+    result = harness.measure(entries, repeats=4, min_time=0.004, timer=clock)
+    # calibration on the first placement's call, one warm-up sample of each, then rounds 0..3 at placements 0, 1, 2, 0
+    assert result["a"][1] == pytest.approx([1e-3, 2e-3, 3e-3, 1e-3])
+    assert result["b"][1] == pytest.approx([2e-3, 2e-3, 6e-3, 2e-3])
+    sampled = [name for name in dict.fromkeys(ran)]
+    assert sampled == ["a0", "a1", "a2", "b0", "b1", "b2"]
+    blocked = harness.measure(entries, repeats=4, min_time=0.004, timer=clock, interleave=False)
+    assert blocked["a"][1] == pytest.approx([1e-3, 2e-3, 3e-3, 1e-3])  # the untimed sample at placement 0 first
+
+
+def test_placed_copies_start_at_the_offset_past_a_page_boundary():
+    from simdbind.conformance.model import PAGE_BYTES
+
+    x = np.arange(1000, dtype=np.float32).reshape(10, 100)
+    strided = np.arange(20, dtype=np.float32)[::2]
+    for offset in harness.PLACEMENTS:
+        copy = harness.placed(x, offset)
+        assert copy.ctypes.data % PAGE_BYTES == offset and copy.dtype == x.dtype and copy.shape == x.shape
+        assert np.array_equal(copy, x) and not np.shares_memory(copy, x)
+        pair = harness.placed([x, np.ones(3, np.int64)], offset)
+        assert isinstance(pair, list) and [a.ctypes.data % PAGE_BYTES for a in pair] == [offset, offset]
+        assert harness.placed(strided, offset) is strided and harness.placed(None, offset) is None
+    assert harness.placed(np.zeros((0, 4), np.float32), 16).shape == (0, 4)
+
+
+def test_a_run_hands_every_implementation_its_arrays_at_each_placement():
+    """Per placement, the inputs and the outputs of a prepared call start that many bytes past a page boundary."""
+    from simdbind.bench.cases import from_descriptor
+    from simdbind.conformance import PythonImplementation
+    from simdbind.conformance.model import OUTPUTS, PAGE_BYTES
+
+    engine, seen = PythonImplementation("places"), []
+
+    @engine.preparer("eltwise")
+    def eltwise_call(case, inputs):
+        arrays = inputs["arrays"]
+        out = inputs[OUTPUTS].new(arrays[0].shape, arrays[0].dtype)
+        seen.append([a.ctypes.data % PAGE_BYTES for a in (*arrays, out)])
+        return lambda: np.maximum(arrays[0], arrays[1], out=out)
+
+    engine.function("eltwise")(lambda case, inputs: np.maximum.reduce(inputs["arrays"]))
+    ms = harness.run([from_descriptor("eltwise op=max count=2 size=256")], [], peers=[engine], repeats=2,
+                     min_time=0.0002, family_peers=False)
+    assert [m.implementation for m in ms if m.ok] == ["places", "memcpy"]
+    assert seen == [[offset] * 3 for offset in harness.PLACEMENTS]
+
+
 def test_measure_reports_which_entry_failed():
     clock = FakeClock()
 
@@ -174,6 +234,7 @@ def sample_report():
     from simdbind.conformance.implementations import implementations
 
     meta = {"command": "simdbind bench --quick", "repeats": 5, "min_time": 0.005, "provisional": "noisy machine",
+            "placements": [0, 16],
             "environment": harness.environment(implementations(["bundled"], "base")),
             "notes": {"elementwise": "a note"}}
     return Report(meta, ms, {"simdbind.bench.broken": "ImportError: x"})
@@ -196,6 +257,8 @@ def test_markdown_has_machine_command_tables_budget_and_family_lines():
     md = harness.to_markdown(sample_report())
     case = "eltwise op=max count=2 size=64"
     assert "Command: `simdbind bench --quick`" in md and "**Provisional:** noisy machine" in md
+    assert "with every array of the case 0/16 bytes (the r-th mod 2) past a page boundary" in md
+    assert "past a page boundary" not in harness.to_markdown(Report({}, [], {}))  # a run from before placements
     assert "| case | implementation | median µs | min-max µs | throughput | vs torch |" in md
     assert f"| {case} | bundled-avx2 | 1 | 1-1 | 2,000,000 Gelem/s | 2.00x |" in md
     assert f"| {case} | bundled-base | - | - | unsupported: / no |" in md  # no stray table separator
@@ -350,7 +413,7 @@ def test_a_third_party_implementation_is_benched_through_the_cli(tmp_path, monke
     assert rows["bundled-base"]["speedup"]["mine"] > 0
     calls = sys.modules[module].calls
     if module == "bench_impl_prepared":
-        assert calls == {"run": 0, "prepare": 1}  # set up once, its call timed
+        assert calls == {"run": 0, "prepare": len(harness.PLACEMENTS)}  # set up once per placement, its call timed
     else:
         assert calls["prepare"] == 0 and calls["run"] > 3  # without prepare: run itself is timed
 

@@ -71,3 +71,16 @@ def test_guarded_outputs_start_as_nan_and_report_each_side():
     raw[0] = 0
     assert outputs.violations() == ["output 1: wrote 1 bytes past dst (in the 64-byte guard zone)",
                                     "output 1: wrote 1 bytes before dst (in the 64-byte guard zone)"]
+
+
+def test_placed_guarded_outputs_start_at_the_offset_and_keep_their_guard_zones():
+    from simdbind.conformance.model import PAGE_BYTES
+
+    for offset in (0, 16, 48, 1040):
+        outputs = GuardedOutputs(offset)
+        a, b = outputs.new((5, 7), np.float32), outputs.new((3,), np.uint8)
+        assert [x.ctypes.data % PAGE_BYTES for x in (a, b)] == [offset, offset]
+        assert np.isnan(a).all() and outputs.violations() == []
+        raw = outputs._storage[0][0]
+        raw[-1] = 0
+        assert outputs.violations() == ["output 0: wrote 1 bytes past dst (in the 64-byte guard zone)"]

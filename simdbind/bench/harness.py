@@ -8,8 +8,16 @@ two Python threads), the peers (any implementation of the conformance API: the i
 others and apart from them: interleaved, the copy's traffic slowed whichever implementation followed it by 12-16%
 on 4 M-float eltwise, and the rotation put the first listed library after it two rounds in three). Each one's inputs are
 the case's, made once by its Function's ``inputs(case, rng)``, and so are the output arrays the libraries write
-(one :class:`~simdbind.conformance.model.ReusedOutputs` per case); what is timed is the implementation's ``prepare``
-call (:func:`simdbind.conformance.api.prepared`).
+(one :class:`~simdbind.conformance.model.ReusedOutputs` per case and placement); what is timed is the
+implementation's ``prepare`` call (:func:`simdbind.conformance.api.prepared`).
+
+Placement: where an array lies moves the time of a call, and by different amounts in different libraries (a load or
+store that straddles two cache lines costs two; upstream's 64 K-float log took 8.5 us on arrays aligned to 64 bytes
+and 12.3 on NumPy's, 16 bytes past). So the arrays are not left where the run's earlier allocations happen to put
+them: every case is measured at each of PLACEMENTS, every input and output array of a call that many bytes past a
+page boundary (the places within a cache line that NumPy's 16-byte alignment allows; a fresh large NumPy array lies
+16 past), sample round r at placement r mod len(PLACEMENTS), the same for every implementation in the round. The
+median then covers them all, and a rerun measures the same placements.
 
 Per implementation: a calibrated number of calls per sample (so that a sample lasts at least ``min_time``), one
 warm-up sample, then ``repeats`` samples taken round-robin across implementations with a rotating start, so that
@@ -38,7 +46,7 @@ import numpy as np
 from simdbind.bench.cases import Listed, Work, family_module, work
 from simdbind.conformance.api import Unsupported, prepared
 from simdbind.conformance.implementations import LibraryImplementation, SelectionError, entry_point_names, resolve
-from simdbind.conformance.model import OUTPUTS, REGISTRY, ReusedOutputs
+from simdbind.conformance.model import OUTPUTS, PAGE_BYTES, REGISTRY, ReusedOutputs
 from simdbind.conformance.report import cpu_model
 from simdbind.conformance.runner import DEFAULT_SEED
 
@@ -53,6 +61,8 @@ ORDERS = ("auto", "interleaved", "blocked")
 SETTLE = 0.3
 #: The name of the memcpy bound's rows.
 MEMCPY = "memcpy"
+#: Bytes past a page boundary at which a case's arrays lie, one per sample round in turn (see the module's doc).
+PLACEMENTS = (0, 16, 32, 48)
 
 
 # -- what is measured -------------------------------------------------------------------------------------------
@@ -140,8 +150,22 @@ class Measurement:
 @dataclass
 class _Entry:
     measurement: Measurement
-    call: Callable[[], Any] | None = None
+    calls: list[Callable[[], Any]] = field(default_factory=list)  # one per placement
     setup: Callable[[], None] | None = None
+
+
+def placed(array: Any, offset: int) -> Any:
+    """A copy of a C-contiguous `array` that starts `offset` bytes past a page boundary (of each one in a list or
+    tuple); anything else as it is (a strided view keeps its layout, which is what its case is about)."""
+    if isinstance(array, (list, tuple)):
+        return type(array)(placed(item, offset) for item in array)
+    if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
+        return array
+    room = np.empty(array.nbytes + PAGE_BYTES, np.uint8)
+    start = (offset - room.ctypes.data) % PAGE_BYTES
+    copy = room[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
 
 
 def calibrate(call: Callable[[], Any], min_time: float, timer: Callable[[], float] = time.perf_counter,
@@ -171,40 +195,47 @@ class EntryError(Exception):
         self.name, self.message = name, message
 
 
-def measure(entries: Sequence[tuple[str, Callable[[], Any], Callable[[], None] | None]], repeats: int,
+Calls = Callable[[], Any] | Sequence[Callable[[], Any]]
+
+
+def measure(entries: Sequence[tuple[str, Calls, Callable[[], None] | None]], repeats: int,
             min_time: float, timer: Callable[[], float] = time.perf_counter,
             interleave: bool = True, settle: float = 0.0) -> dict[str, tuple[int, list[float]]]:
-    """{name: (calls per sample, per-call times)} of every entry (name, call, setup run before each sample):
-    calibration, one warm-up sample, then `repeats` rounds; round r runs the entries in their order rotated by r
-    (interleaved, so that drift spreads over all of them). With ``interleave=False`` (blocked), each entry's
-    samples are taken one after the other instead, after a pause of `settle` seconds and a second warm-up sample
-    right before them, so that what the previous entry left running (thread pools still spinning) has stopped or
-    falls on untimed calls. An entry that raises stops the measurement with :class:`EntryError`."""
+    """{name: (calls per sample, per-call times)} of every entry (name, calls, setup run before each sample):
+    calibration, one warm-up sample per call, then `repeats` rounds; round r runs the entries in their order
+    rotated by r (interleaved, so that drift spreads over all of them). An entry's calls are one call, or one per
+    placement (the same count for every entry): round r times call r mod count of each. With
+    ``interleave=False`` (blocked), each entry's samples are taken one after the other instead, after a pause of
+    `settle` seconds and a second warm-up sample right before them, so that what the previous entry left running
+    (thread pools still spinning) has stopped or falls on untimed calls. An entry that raises stops the
+    measurement with :class:`EntryError`."""
     numbers: dict[str, int] = {}
     samples: dict[str, list[float]] = {name: [] for name, _, _ in entries}
+    rounds = [(name, [calls] if callable(calls) else list(calls), setup) for name, calls, setup in entries]
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for name, call, setup in entries:
+        for name, calls, setup in rounds:
             try:
                 if setup:
                     setup()
-                numbers[name] = calibrate(call, min_time, timer)
-                _sample(call, numbers[name], timer)  # warm-up at the measured size
+                numbers[name] = calibrate(calls[0], min_time, timer)
+                for call in calls:
+                    _sample(call, numbers[name], timer)  # warm-up at the measured size
             except Exception as error:  # noqa: BLE001
                 raise EntryError(name, f"{type(error).__name__}: {error}") from error
-        count = len(entries)
-        if interleave:
-            order = [(entries[(k + r) % count], True) for r in range(repeats) for k in range(count)]
-        else:  # (entry, timed): one untimed sample, then its `repeats` timed ones
-            order = [(entry, i > 0) for entry in entries for i in range(repeats + 1)]
-        for (name, call, setup), timed in order:
+        count = len(rounds)
+        if interleave:  # (entry, round, timed)
+            order = [(rounds[(k + r) % count], r, True) for r in range(repeats) for k in range(count)]
+        else:  # one untimed sample, then its `repeats` timed ones
+            order = [(entry, max(i - 1, 0), i > 0) for entry in rounds for i in range(repeats + 1)]
+        for (name, calls, setup), r, timed in order:
             if not interleave and not timed and settle > 0:
                 time.sleep(settle)
             try:
                 if setup:
                     setup()
-                per_call = _sample(call, numbers[name], timer)
+                per_call = _sample(calls[r % len(calls)], numbers[name], timer)
             except Exception as error:  # noqa: BLE001
                 raise EntryError(name, f"{type(error).__name__}: {error}") from error
             if timed:
@@ -394,9 +425,11 @@ def _run_case(item: Listed, module: Any, libraries: Sequence[LibraryImplementati
     case, function = item.case, item.case.function
     amount: Work = work(case, item.family)
     inputs = REGISTRY[function].inputs(case, case.rng(seed))
-    # One set of output arrays for every library: each writes where the others do, so no library's time carries the
-    # luck of its own arrays' placement (dst against src modulo 4 KiB moved eltwise at 64 K floats by 10%).
-    outputs = ReusedOutputs()
+    # Per placement, one set of inputs and one of output arrays for every library: each reads and writes where the
+    # others do, so no library's time carries the luck of its own arrays' places (dst against src modulo 4 KiB
+    # moved eltwise at 64 K floats by 10%).
+    placements = [({name: placed(value, offset) for name, value in inputs.items()}, ReusedOutputs(offset))
+                  for offset in PLACEMENTS]
 
     def new(implementation: str, kind: str, library: LibraryImplementation | None = None) -> Measurement:
         return Measurement(case.descriptor, item.family, function, amount.unit, amount.amount, implementation, kind,
@@ -418,18 +451,21 @@ def _run_case(item: Listed, module: Any, libraries: Sequence[LibraryImplementati
             if library is not None:
                 entry.setup = lambda library=library: _activate(library)
                 _activate(library)
-            outputs.rewind()
-            call = prepared(implementation, function, case, {**inputs, OUTPUTS: outputs})
-            call()  # an Unsupported found from the inputs shows here; and the first touch of the outputs
-            entry.call = call
+            calls = []
+            for placed_inputs, outputs in placements:
+                outputs.rewind()
+                call = prepared(implementation, function, case, {**placed_inputs, OUTPUTS: outputs})
+                call()  # an Unsupported found from the inputs shows here; and the first touch of the outputs
+                calls.append(call)
+            entry.calls = calls
         except Unsupported as error:
             entry.measurement.error = f"unsupported: {error}"
         except Exception as error:  # noqa: BLE001 - a broken implementation is reported, not fatal
             entry.measurement.error = f"{type(error).__name__}: {error}"
-    runnable = [e for e in entries if e.call is not None]
+    runnable = [e for e in entries if e.calls]
     while runnable:  # an entry failing while timed is reported; the others are measured again without it
         try:
-            timed = measure([(e.measurement.implementation, e.call, e.setup) for e in runnable if e.call],
+            timed = measure([(e.measurement.implementation, e.calls, e.setup) for e in runnable],
                             repeats, min_time, timer, interleave, 0.0 if interleave else SETTLE)
         except EntryError as failure:
             for e in runnable:
@@ -443,7 +479,7 @@ def _run_case(item: Listed, module: Any, libraries: Sequence[LibraryImplementati
         break
     if amount.moved and getattr(module, "BOUND", True):  # apart, after the others (see the module's docstring)
         copy = memcpy_bound(amount.moved)
-        bound = _Entry(new(MEMCPY, "bound"), call=copy)
+        bound = _Entry(new(MEMCPY, "bound"), calls=[copy])
         bound.measurement.number, bound.measurement.samples = measure(
             [(MEMCPY, copy, None)], repeats, min_time, timer)[MEMCPY]
         bound.measurement.finish()
@@ -652,6 +688,15 @@ def speedup_text(m: Measurement, other: str) -> str:
     return f"{m.speedup[other]:.2f}x" + (f" ({band[0]:.2f}-{band[1]:.2f})" if band else "")
 
 
+def _placement_text(meta: dict[str, Any]) -> str:
+    """How the run placed its arrays, where its meta says (runs from before placements say nothing)."""
+    offsets = meta.get("placements")
+    if not offsets:
+        return ""
+    return (f"; sample r of each with every array of the case {'/'.join(str(o) for o in offsets)} bytes (the "
+            f"r-th mod {len(offsets)}) past a page boundary, the same arrays for every implementation")
+
+
 def to_markdown(report: Report) -> str:
     meta, ms = report.meta, report.measurements
     env = meta.get("environment", {})
@@ -668,7 +713,8 @@ def to_markdown(report: Report) -> str:
         "",
         f"Median of {meta.get('repeats', '?')} samples (each >= {meta.get('min_time', 0) * 1e3:g} ms of calls, "
         f"{'thread CPU time' if meta.get('timer') == 'thread' else 'wall clock'}) "
-        f"after warm-up, {_order_text(meta.get('order', 'interleaved'), ms)}. `speedup vs X` = X's median time / "
+        f"after warm-up, {_order_text(meta.get('order', 'interleaved'), ms)}{_placement_text(meta)}. "
+        "`speedup vs X` = X's median time / "
         "this one's (> 1: faster than X); in parentheses, the run's noise around it: the interval that holds "
         f"the median of the ratios of samples taken in the same round with {BAND_CONFIDENCE:.0%} confidence "
         "(a speedup is beyond the noise where that interval excludes 1).",

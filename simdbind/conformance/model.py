@@ -40,6 +40,9 @@ GROUPS = ("main", "edge")
 #: kernel that reads outside its inputs sees NaN (every float type) or all-ones integers, and one that writes
 #: outside its outputs changes a guard byte.
 GUARD_BYTES = 64
+#: The page whose boundary placed arrays are measured from (:class:`GuardedOutputs`' `offset`, the benchmark's
+#: placements): 4 KiB, also the span within which the CPU compares a load's address with older stores'.
+PAGE_BYTES = 4096
 #: The key of a case's inputs under which the runner hands ``run()`` its :class:`GuardedOutputs`.
 OUTPUTS = "_outputs"
 
@@ -76,15 +79,23 @@ class Case:
 
 class GuardedOutputs:
     """The output arrays of one call, each between guard zones and filled with 0xFF bytes (NaN for floats), so that
-    an element the kernel leaves unwritten shows in the comparison and a write outside it in :meth:`violations`."""
+    an element the kernel leaves unwritten shows in the comparison and a write outside it in :meth:`violations`.
+    With an `offset`, each array starts that many bytes past a page boundary (PAGE_BYTES); else where NumPy puts
+    it."""
 
-    def __init__(self) -> None:
+    def __init__(self, offset: int | None = None) -> None:
         self._storage: list[tuple[np.ndarray, int]] = []
+        self._offset = offset
 
     def new(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         dtype = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        storage = np.full(2 * GUARD_BYTES + nbytes, 0xFF, np.uint8)
+        if self._offset is None:
+            storage = np.full(2 * GUARD_BYTES + nbytes, 0xFF, np.uint8)
+        else:
+            room = np.full(2 * GUARD_BYTES + nbytes + PAGE_BYTES, 0xFF, np.uint8)
+            start = (self._offset - GUARD_BYTES - room.ctypes.data) % PAGE_BYTES
+            storage = room[start:start + 2 * GUARD_BYTES + nbytes]
         self._storage.append((storage, nbytes))
         output: np.ndarray = storage[GUARD_BYTES:GUARD_BYTES + nbytes].view(dtype).reshape(shape)
         return output
@@ -108,8 +119,8 @@ class ReusedOutputs(GuardedOutputs):
     """Guarded outputs allocated by the first call and handed out again, in the same order, by the later ones (after
     :meth:`rewind`): a repeated call (a benchmark) writes into the same arrays instead of allocating new ones."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, offset: int | None = None) -> None:
+        super().__init__(offset)
         self._arrays: list[np.ndarray] = []
         self._next = 0
 
