@@ -11,13 +11,14 @@ the case's, made once by its Function's ``inputs(case, rng)``, and so are the ou
 (one :class:`~simdbind.conformance.model.ReusedOutputs` per case and placement); what is timed is the
 implementation's ``prepare`` call (:func:`simdbind.conformance.api.prepared`).
 
-Placement: where an array lies moves the time of a call, and by different amounts in different libraries (a load or
-store that straddles two cache lines costs two; upstream's 64 K-float log took 8.5 us on arrays aligned to 64 bytes
-and 12.3 on NumPy's, 16 bytes past). So the arrays are not left where the run's earlier allocations happen to put
-them: every case is measured at each of PLACEMENTS, every input and output array of a call that many bytes past a
-page boundary (the places within a cache line that NumPy's 16-byte alignment allows; a fresh large NumPy array lies
-16 past), sample round r at placement r mod len(PLACEMENTS), the same for every implementation in the round. The
-median then covers them all, and a rerun measures the same placements.
+Placement: where the arrays lie moves the time of a call, and by different amounts in different libraries (a load or
+store that straddles two cache lines costs two; a load whose address matches an older store's in its low 12 bits
+waits for it). Left where the run's earlier allocations put them, they moved whole rows between runs: upstream's
+abs, exp and log of 64 K floats took 7.8, 14.1 and 12.3 us in one run and 5.5, 10.0 and 8.5 in the next. So every
+case is measured at each of PLACEMENTS, every input and output array of a call that many bytes past a page boundary
+(the places within a cache line that NumPy's 16-byte alignment allows; a fresh large NumPy array lies 16 past),
+sample round r at placement r mod len(PLACEMENTS), the same for every implementation in the round. The median then
+covers them all, and a rerun measures the same placements.
 
 Per implementation: a calibrated number of calls per sample (so that a sample lasts at least ``min_time``), one
 warm-up sample, then ``repeats`` samples taken round-robin across implementations with a rotating start, so that
