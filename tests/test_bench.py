@@ -169,8 +169,7 @@ def test_measure_times_call_r_mod_count_in_round_r_for_every_entry():
     # calibration on the first placement's call, one warm-up sample of each, then rounds 0..3 at placements 0, 1, 2, 0
     assert result["a"][1] == pytest.approx([1e-3, 2e-3, 3e-3, 1e-3])
     assert result["b"][1] == pytest.approx([2e-3, 2e-3, 6e-3, 2e-3])
-    sampled = [name for name in dict.fromkeys(ran)]
-    assert sampled == ["a0", "a1", "a2", "b0", "b1", "b2"]
+    assert list(dict.fromkeys(ran)) == ["a0", "a1", "a2", "b0", "b1", "b2"]  # each placement's call warmed up
     blocked = harness.measure(entries, repeats=4, min_time=0.004, timer=clock, interleave=False)
     assert blocked["a"][1] == pytest.approx([1e-3, 2e-3, 3e-3, 1e-3])  # the untimed sample at placement 0 first
 
