@@ -47,7 +47,7 @@ import numpy as np
 from simdbind.bench.cases import Listed, Work, family_module, work
 from simdbind.conformance.api import Unsupported, prepared
 from simdbind.conformance.implementations import LibraryImplementation, SelectionError, entry_point_names, resolve
-from simdbind.conformance.model import OUTPUTS, PAGE_BYTES, REGISTRY, ReusedOutputs
+from simdbind.conformance.model import OUTPUTS, REGISTRY, ReusedOutputs, page_placed_bytes
 from simdbind.conformance.report import cpu_model
 from simdbind.conformance.runner import DEFAULT_SEED
 
@@ -162,9 +162,7 @@ def placed(array: Any, offset: int) -> Any:
         return type(array)(placed(item, offset) for item in array)
     if not isinstance(array, np.ndarray) or not array.flags.c_contiguous:
         return array
-    room = np.empty(array.nbytes + PAGE_BYTES, np.uint8)
-    start = (offset - room.ctypes.data) % PAGE_BYTES
-    copy = room[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy = page_placed_bytes(array.nbytes, offset).view(array.dtype).reshape(array.shape)
     copy[...] = array
     return copy
 

@@ -77,6 +77,13 @@ class Case:
         return np.random.default_rng(self.seed(base_seed))
 
 
+def page_placed_bytes(nbytes: int, offset: int, fill: int = 0) -> np.ndarray:
+    """`nbytes` bytes of `fill` that start `offset` bytes past a page boundary (PAGE_BYTES; offset taken modulo it)."""
+    room = np.full(nbytes + PAGE_BYTES, fill, np.uint8)
+    start = (offset - room.ctypes.data) % PAGE_BYTES
+    return room[start:start + nbytes]
+
+
 class GuardedOutputs:
     """The output arrays of one call, each between guard zones and filled with 0xFF bytes (NaN for floats), so that
     an element the kernel leaves unwritten shows in the comparison and a write outside it in :meth:`violations`.
@@ -93,9 +100,7 @@ class GuardedOutputs:
         if self._offset is None:
             storage = np.full(2 * GUARD_BYTES + nbytes, 0xFF, np.uint8)
         else:
-            room = np.full(2 * GUARD_BYTES + nbytes + PAGE_BYTES, 0xFF, np.uint8)
-            start = (self._offset - GUARD_BYTES - room.ctypes.data) % PAGE_BYTES
-            storage = room[start:start + 2 * GUARD_BYTES + nbytes]
+            storage = page_placed_bytes(2 * GUARD_BYTES + nbytes, self._offset - GUARD_BYTES, 0xFF)
         self._storage.append((storage, nbytes))
         output: np.ndarray = storage[GUARD_BYTES:GUARD_BYTES + nbytes].view(dtype).reshape(shape)
         return output
