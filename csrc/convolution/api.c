@@ -110,7 +110,7 @@ static size_t external_size(const conv_ctx * c)
     case CONV_ALGO_WINOGRAD4: {
         size_t R = c->algo == CONV_ALGO_WINOGRAD4 ? 4 : 2, T = ((p->dstH + R - 1) / R) * ((p->dstW + R - 1) / R);
         size_t nchw = p->srcF == SimdTensorFormatNchw ? p->srcH * p->srcW * p->srcC + p->dstH * p->dstW * p->dstC : 0;
-        return (R + 2) * (R + 2) * T * (p->srcC + p->dstC) + nchw; /* see conv_winograd.dispatch.c */
+        return (R + 2) * (R + 2) * (conv_winograd_plane(T, p->srcC) + conv_winograd_plane(T, p->dstC)) + nchw;
     }
     case CONV_ALGO_DIRECT_NHWC: /* NCHW: the output in NHWC (and, unless read in place, the source) */
         if (p->srcF != SimdTensorFormatNchw)

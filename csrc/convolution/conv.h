@@ -77,6 +77,15 @@ SB_KERNEL(conv_forward_direct_nhwc, conv_forward_sig);
 /* Transforms the weights for the algorithms that keep their own copy; returns the new array (malloc) or NULL. */
 SB_KERNEL(conv_pack_nhwc, float *(const conv_ctx * ctx, const float * weight, size_t * size));
 
+/* Winograd's V ([KK][T][C]) and M ([KK][T][D]) are KK planes of T rows of `width` floats, this many floats apart: an
+   odd number of cache lines, so the KK vectors of one tile that a transform stores (loads) fall in KK different L1
+   sets. T * width floats apart they can all share one set (64->64 at 56x56: 784 * 64 floats, 49 pages), which the
+   8-way L1 cannot hold while a tile is written. */
+static inline size_t conv_winograd_plane(size_t T, size_t width)
+{
+    return ((T * width + 15) / 16 | 1) * 16;
+}
+
 /* The outputs d in [*begin, *end) of a row (or column) whose tap reads input index d*stride + offset inside
    [0, size); outputs outside the range read padding. */
 static inline void conv_valid_range(ptrdiff_t offset, size_t stride, size_t size, size_t count, size_t * begin,

@@ -11,12 +11,15 @@
  *   Y = At M A       (output transform), then bias + activation, written to dst.
  * F(2x2) does 16 multiplies per 4 outputs (2.25x fewer than direct), F(4x4) 36 per 16 (4x fewer) with larger
  * transforms and more rounding (spec 3.10.6).
- * Layout (KK = N*N): V[KK][T][C], U[KK][C][D], M[KK][T][D], vectors over channels. An NCHW call transposes its
- * source to NHWC, runs the same steps into an NHWC copy of the output and transposes that back: two passes over
- * C + D planes cost far less than the transforms lose when vectors run over tiles (a row of tiles is often shorter
- * than a vector, and NCHW tiles need strided gathers). Measured with F(4x4), one thread, AVX-512: 64->64 at 56x56
- * 199 GFLOP/s through NHWC against 107 with vectors over tiles; 256->256 at 14x14, 140 against 77.
- * Scratch (the Forward buf): KK*T*(C + D) floats, plus H*W*C + dstH*dstW*D for NCHW. Tiles are processed in blocks
+ * Layout (KK = N*N): V[KK][T][C], U[KK][C][D], M[KK][T][D], vectors over channels; the planes of V and M lie
+ * conv_winograd_plane floats apart (conv.h), an odd number of cache lines. 64->64 at 56x56, F(4x4), one thread:
+ * 744 -> 710 us at avx512vnni, 796 -> 768 at avx2 against tile-major V[T][KK][C] (contiguous transforms, strided
+ * GEMM rows), which in turn beat unpadded planes by 6-8%. An NCHW call transposes its source to NHWC, runs the same
+ * steps into an NHWC copy of the output and transposes that back: two passes over C + D planes cost far less than
+ * the transforms lose when vectors run over tiles (a row of tiles is often shorter than a vector, and NCHW tiles need
+ * strided gathers). Measured with F(4x4), one thread, AVX-512: 64->64 at 56x56 199 GFLOP/s through NHWC against 107
+ * with vectors over tiles; 256->256 at 14x14, 140 against 77.
+ * Scratch (the Forward buf): KK planes of V and of M, plus H*W*C + dstH*dstW*D for NCHW. Tiles are processed in blocks
  * (transform, KK GEMMs, transform back per block), which keeps a block's V and M in cache and lets threads take whole
  * blocks.
  *
@@ -27,6 +30,10 @@
 #include "convolution/conv_epilogue.h"
 #include "convolution/conv_transpose.h"
 
+/* Loops over a tile's vectors are unrolled completely, or its arrays of vectors live on the stack and each vector
+   makes a round trip through memory between the transform and the loads or stores. */
+#define WINO_UNROLL _Pragma("GCC unroll 36")
+
 typedef struct {
     const conv_ctx * c;
     const float * src;
@@ -35,6 +42,7 @@ typedef struct {
     float * dst;
     size_t tH, tW;
     size_t TB; /* tiles per block */
+    size_t planeV, planeM; /* floats between the planes of V and of M (conv_winograd_plane) */
 } wino_arg;
 
 /* One dimension of Bt d B: t = Bt d for an input column d[0..N). */
@@ -80,13 +88,17 @@ SB_INLINE void wino_input(const int R, vf d[6][6], vf v[36])
 {
     const int N = R + 2;
     vf t[6][6], column[6], out[6];
+    WINO_UNROLL
     for (int j = 0; j < N; ++j) {
+        WINO_UNROLL
         for (int i = 0; i < N; ++i)
             column[i] = d[i][j];
         wino_bt(R, column, out);
+        WINO_UNROLL
         for (int i = 0; i < N; ++i)
             t[i][j] = out[i];
     }
+    WINO_UNROLL
     for (int i = 0; i < N; ++i)
         wino_bt(R, t[i], v + i * N);
 }
@@ -96,22 +108,49 @@ SB_INLINE void wino_output(const int R, const vf m[36], vf y[4][4])
 {
     const int N = R + 2;
     vf t[4][6], column[6], out[4];
+    WINO_UNROLL
     for (int j = 0; j < N; ++j) {
+        WINO_UNROLL
         for (int i = 0; i < N; ++i)
             column[i] = m[i * N + j];
         wino_at(R, column, out);
+        WINO_UNROLL
         for (int r = 0; r < R; ++r)
             t[r][j] = out[r];
     }
+    WINO_UNROLL
     for (int r = 0; r < R; ++r)
         wino_at(R, t[r], y[r]);
+}
+
+/* One tile's channels [ch, ch + n) of its N x N input pixels (NULL: padding, none when `inside`), transformed into
+   the KK vectors at out, out_k floats apart (one per plane of V). full (n == SB_W) and inside are constants after
+   inlining. */
+SB_INLINE void wino_tile_input(const int R, const int full, const int inside, const float * const pixels[6][6],
+    size_t ch, size_t n, float * out, size_t out_k)
+{
+    const int N = R + 2;
+    vf d[6][6], v[36];
+    WINO_UNROLL
+    for (int i = 0; i < N; ++i)
+        WINO_UNROLL
+        for (int j = 0; j < N; ++j)
+            d[i][j] = !inside && pixels[i][j] == NULL ? vset1(0.0f)
+                : full ? vload(pixels[i][j] + ch) : vload_n(pixels[i][j] + ch, n);
+    wino_input(R, d, v);
+    WINO_UNROLL
+    for (int k = 0; k < N * N; ++k)
+        if (full)
+            vstore(out + k * out_k, v[k]);
+        else
+            vstore_n(out + k * out_k, v[k], n);
 }
 
 SB_INLINE void wino_nhwc_input(const int R, const wino_arg * a, size_t t0, size_t t1)
 {
     const SimdConvolutionParameters * p = &a->c->p;
     const int N = R + 2;
-    size_t C = p->srcC, T = a->tH * a->tW;
+    size_t C = p->srcC;
     for (size_t t = t0; t < t1; ++t) {
         ptrdiff_t y0 = (ptrdiff_t)(t / a->tW * R) - (ptrdiff_t)p->padY;
         ptrdiff_t x0 = (ptrdiff_t)(t % a->tW * R) - (ptrdiff_t)p->padX;
@@ -122,66 +161,85 @@ SB_INLINE void wino_nhwc_input(const int R, const wino_arg * a, size_t t0, size_
                 pixels[i][j] = y >= 0 && y < (ptrdiff_t)p->srcH && x >= 0 && x < (ptrdiff_t)p->srcW
                     ? a->src + ((size_t)y * p->srcW + (size_t)x) * C : NULL;
             }
-        for (size_t ch = 0; ch < C; ch += SB_W) {
-            size_t n = C - ch < SB_W ? C - ch : SB_W;
-            vf d[6][6], v[36];
-            for (int i = 0; i < N; ++i)
-                for (int j = 0; j < N; ++j)
-                    d[i][j] = pixels[i][j] == NULL ? vset1(0.0f)
-                        : n == SB_W ? vload(pixels[i][j] + ch) : vload_n(pixels[i][j] + ch, n);
-            wino_input(R, d, v);
-            for (int k = 0; k < N * N; ++k) {
-                float * out = a->V + ((size_t)k * T + t) * C + ch;
-                if (n == SB_W)
-                    vstore(out, v[k]);
-                else
-                    vstore_n(out, v[k], n);
-            }
-        }
+        int inside = y0 >= 0 && x0 >= 0 && y0 + N <= (ptrdiff_t)p->srcH && x0 + N <= (ptrdiff_t)p->srcW;
+        float * out = a->V + t * C;
+        size_t ch = 0;
+        if (inside)
+            for (; ch + SB_W <= C; ch += SB_W)
+                wino_tile_input(R, 1, 1, pixels, ch, SB_W, out + ch, a->planeV);
+        else
+            for (; ch + SB_W <= C; ch += SB_W)
+                wino_tile_input(R, 1, 0, pixels, ch, SB_W, out + ch, a->planeV);
+        if (ch < C)
+            wino_tile_input(R, 0, 0, pixels, ch, C - ch, out + ch, a->planeV);
     }
+}
+
+/* One tile's channels [o, o + n) of the product (the KK vectors at in, in_k floats apart: one per plane of M),
+   transformed back and written to its ny x nx output pixels from out (pixels D, rows dst_row floats apart), with the
+   fused bias and Relu (see wino_nhwc_output). full (n == SB_W) and whole (a whole R x R tile) are constants after
+   inlining. */
+SB_INLINE void wino_tile_output(const int R, const int full, const int whole, const float * in, size_t in_k, size_t n,
+    float * out, size_t D, size_t dst_row, size_t ny, size_t nx, const float * bias, int relu)
+{
+    const int N = R + 2;
+    vf m[36], y[4][4];
+    WINO_UNROLL
+    for (int k = 0; k < N * N; ++k)
+        m[k] = full ? vload(in + k * in_k) : vload_n(in + k * in_k, n);
+    wino_output(R, m, y);
+    const vf zero = vset1(0.0f), b = bias == NULL ? zero : full ? vload(bias) : vload_n(bias, n);
+    if (whole) {
+        ny = (size_t)R;
+        nx = (size_t)R;
+    }
+    WINO_UNROLL
+    for (size_t r = 0; r < ny; ++r)
+        WINO_UNROLL
+        for (size_t s = 0; s < nx; ++s) {
+            vf x = y[r][s];
+            if (bias != NULL)
+                x += b;
+            if (relu)
+                x = vmax(zero, x);
+            if (full)
+                vstore(out + r * dst_row + s * D, x);
+            else
+                vstore_n(out + r * dst_row + s * D, x, n);
+        }
 }
 
 SB_INLINE void wino_nhwc_output(const int R, const wino_arg * a, size_t t0, size_t t1)
 {
     const SimdConvolutionParameters * p = &a->c->p;
-    const int N = R + 2;
-    size_t D = p->dstC, T = a->tH * a->tW;
+    size_t D = p->dstC, dst_row = p->dstW * D;
     sb_epilogue e = conv_group_epilogue(a->c, 0, 0);
     /* A bias and Identity or Relu are applied on the registers before the store, with sb_epilogue_block's formula
        (x = sum + bias, then Max(0, x)), so the results are the same without a second pass over the tile. */
     const int fuse = e.activation == SimdConvolutionActivationIdentity || e.activation == SimdConvolutionActivationRelu;
     const int relu = e.activation == SimdConvolutionActivationRelu;
-    const vf zero = vset1(0.0f);
+    const float * bias = fuse ? e.bias : NULL;
     for (size_t t = t0; t < t1; ++t) {
         size_t y0 = t / a->tW * R, x0 = t % a->tW * R;
         size_t ny = p->dstH - y0 < (size_t)R ? p->dstH - y0 : (size_t)R;
         size_t nx = p->dstW - x0 < (size_t)R ? p->dstW - x0 : (size_t)R;
-        for (size_t o = 0; o < D; o += SB_W) {
-            size_t n = D - o < SB_W ? D - o : SB_W;
-            vf m[36], y[4][4];
-            for (int k = 0; k < N * N; ++k) {
-                const float * in = a->M + ((size_t)k * T + t) * D + o;
-                m[k] = n == SB_W ? vload(in) : vload_n(in, n);
-            }
-            wino_output(R, m, y);
-            const vf bias = fuse && e.bias ? (n == SB_W ? vload(e.bias + o) : vload_n(e.bias + o, n)) : zero;
-            for (size_t r = 0; r < ny; ++r)
-                for (size_t s = 0; s < nx; ++s) {
-                    float * out = a->dst + ((y0 + r) * p->dstW + x0 + s) * D + o;
-                    vf x = y[r][s];
-                    if (fuse && e.bias)
-                        x += bias;
-                    if (relu)
-                        x = vmax(zero, x);
-                    if (n == SB_W)
-                        vstore(out, x);
-                    else
-                        vstore_n(out, x, n);
-                }
+        const float * in = a->M + t * D;
+        float * out = a->dst + (y0 * p->dstW + x0) * D;
+        int whole = ny == (size_t)R && nx == (size_t)R;
+        size_t o = 0;
+        for (; o + SB_W <= D; o += SB_W) {
+            const float * b = bias ? bias + o : NULL;
+            if (whole)
+                wino_tile_output(R, 1, 1, in + o, a->planeM, SB_W, out + o, D, dst_row, ny, nx, b, relu);
+            else
+                wino_tile_output(R, 1, 0, in + o, a->planeM, SB_W, out + o, D, dst_row, ny, nx, b, relu);
         }
+        if (o < D)
+            wino_tile_output(R, 0, 0, in + o, a->planeM, D - o, out + o, D, dst_row, ny, nx, bias ? bias + o : NULL,
+                relu);
         if (!fuse)
             for (size_t r = 0; r < ny; ++r)
-                sb_epilogue_block(a->dst + ((y0 + r) * p->dstW + x0) * D, D, nx, D, 0, 0, &e);
+                sb_epilogue_block(out + r * dst_row, D, nx, D, 0, 0, &e);
     }
 }
 
@@ -197,8 +255,8 @@ SB_INLINE void wino_blocks(const int R, const wino_arg * a, size_t begin, size_t
         size_t t0 = block * a->TB, t1 = t0 + a->TB < T ? t0 + a->TB : T, n = t1 - t0;
         wino_nhwc_input(R, a, t0, t1);
         for (size_t k = 0; k < KK; ++k)
-            SB_FN(gemm32f_nn)(n, D, C, a->V + (k * T + t0) * C, C, U + k * C * D, D, a->M + (k * T + t0) * D, D,
-                NULL);
+            SB_FN(gemm32f_nn)(n, D, C, a->V + k * a->planeV + t0 * C, C, U + k * C * D, D,
+                a->M + k * a->planeM + t0 * D, D, NULL);
         wino_nhwc_output(R, a, t0, t1);
     }
 }
@@ -220,8 +278,9 @@ SB_INLINE void wino_forward(const int R, const conv_ctx * c, const float * src, 
     TB = TB < 32 ? 32 : TB > T ? T : TB;
     size_t srcHW = p->srcH * p->srcW, dstHW = p->dstH * p->dstW;
     int nchw = p->srcF == SimdTensorFormatNchw;
-    float * src_nhwc = buf + KK * T * (C + D), * dst_nhwc = src_nhwc + srcHW * C;
-    wino_arg a = {c, NULL, buf, buf + KK * T * C, NULL, tH, tW, TB};
+    size_t planeV = conv_winograd_plane(T, C), planeM = conv_winograd_plane(T, D);
+    float * src_nhwc = buf + KK * (planeV + planeM), * dst_nhwc = src_nhwc + srcHW * C;
+    wino_arg a = {c, NULL, buf, buf + KK * planeV, NULL, tH, tW, TB, planeV, planeM};
     for (size_t b = 0; b < c->batch; ++b) {
         a.src = src + b * C * srcHW;
         a.dst = dst + b * D * dstHW;
