@@ -123,13 +123,15 @@ def c_float(v: np.float32) -> str:
 
 
 # vlog's table (AVX-512 and AVX2): x = 2^e * m, m in [1, 2); entry i of `entries` covers m in [1 + i w, 1 + (i+1) w),
-# w = 1 / entries, and holds invc ~ 1/c for c its middle, rounded to float32, and log(c) = -log(invc) in two parts.
-# Then log(x) = e*ln2 + log(c) + log1p(r), r = m * invc - 1 (one fused rounding), log1p(r) = r + r^2 P(r).
-# The end entries (`ones` at each end) take c = 1 and c = 2 exactly (r = m - 1 and m/2 - 1, both exact), so that near
-# x = 1, from above (e = 0, log c = 0) and from below (e = -1, log c = ln2: the two cancel exactly), the result keeps
-# its relative accuracy. ln2 and log(c) are split on the grid 2^-17, so e * ln2_hi + log(c)_hi is
-# exact for every e of a float (|sum| < 2^7); the lower parts are float32 (ln2_lo with 17 bits, so that e * ln2_lo
-# is exact too). `bias` is the exponent's bias folded into the table (127 where e is read from the raw exponent field).
+# w = 1 / entries, and holds invc ~ 1/c for c near its middle, a float32, and log(c) = -log(invc) rounded to the grid
+# 2^-17 (log(c)_hi). Then log(x) = e*ln2 + log(c) + log1p(r), r = m * invc - 1 (one fused rounding), log1p(r) =
+# r + r^2 P(r). The end entries (`ones` at each end) take c = 1 and c = 2 exactly (r = m - 1 and m/2 - 1, both
+# exact), so that near x = 1, from above (e = 0, log c = 0) and from below (e = -1, log c = ln2: the two cancel
+# exactly), the result keeps its relative accuracy. ln2 is split on the same grid, so hi = e * ln2_hi + log(c)_hi is
+# exact for every e of a float (|hi| < 2^7). The low parts need no table: each middle entry's invc is the float near
+# 1/c whose log(c) lies closest to a multiple of the grid stretched by (1 + alpha), alpha = ln2_lo / ln2_hi (within
+# 2^-33 after a search over 2^15 neighbours), so that every low part, e * ln2_lo + log(c)_lo, is hi * alpha. `bias`
+# is the exponent's bias folded into the table (127 where e is read from the raw exponent field).
 @dataclass(frozen=True)
 class LogSpec:
     entries: int  # 32 at AVX-512 (two-table vpermt2ps), 8 at AVX2 (vpermps)
@@ -141,30 +143,36 @@ class LogSpec:
 LOG_SPECS = {"log": LogSpec(entries=32, ones=1, bias=0, degree=2),
              "log-avx2": LogSpec(entries=8, ones=1, bias=127, degree=4)}
 LOG_GRID = 2.0**-17
+LOG_SEARCH = 1 << 15  # float32 neighbours of 1/c tried on each side
+LOG_RESIDUAL = 2.0**-31  # the nearest of them whose log(c) is this close to the stretched grid
 
 
 def log_tables(spec: LogSpec) -> tuple[float, float, np.ndarray]:
-    """ln2_hi, ln2_lo and the table rows invc, log(c)_hi - bias ln2_hi, log(c)_lo - bias ln2_lo."""
-    ln2 = math.log(2)  # float64 is ample: the parts below keep 2^-35 of it
+    """ln2_hi, alpha and the table rows invc, log(c)_hi - bias ln2_hi."""
+    ln2 = math.log(2)  # float64 is ample: the search below needs 2^-33 of it
     ln2_hi = round(ln2 / LOG_GRID) * LOG_GRID
-    ln2_lo = ln2 - ln2_hi
-    quantum = 2.0 ** (math.floor(math.log2(abs(ln2_lo))) - 16)
-    ln2_lo = round(ln2_lo / quantum) * quantum
-    table = np.zeros((3, spec.entries), dtype=np.float32)
+    alpha = float(np.float32((ln2 - ln2_hi) / ln2_hi))
+    grid = LOG_GRID * (1 + alpha)
+    table = np.zeros((2, spec.entries), dtype=np.float32)
     for i in range(spec.entries):
         if i < spec.ones:
-            invc, log_c_hi, log_c_lo = 1.0, 0.0, 0.0
+            invc, log_c_hi = 1.0, 0.0
         elif i >= spec.entries - spec.ones:
-            invc, log_c_hi, log_c_lo = 0.5, ln2_hi, ln2_lo
+            invc, log_c_hi = 0.5, ln2_hi
         else:
-            invc = float(np.float32(1 / (1 + (i + 0.5) / spec.entries)))
-            log_c = -math.log(invc)
-            log_c_hi = round(log_c / LOG_GRID) * LOG_GRID
-            log_c_lo = log_c - log_c_hi
+            middle = np.float32(1 / (1 + (i + 0.5) / spec.entries))
+            steps = np.arange(-LOG_SEARCH, LOG_SEARCH + 1, dtype=np.int32)
+            candidates = (middle.view(np.int32) + steps).view(np.float32).astype(np.float64)
+            log_c = -np.log(candidates)
+            residual = np.abs(log_c - np.round(log_c / grid) * grid)
+            close = np.flatnonzero(residual <= LOG_RESIDUAL * np.minimum(log_c, ln2 - log_c))
+            best = int(close[np.argmin(np.abs(steps[close]))]) if close.size else int(np.argmin(residual))
+            invc = float(candidates[best])
+            log_c_hi = round(log_c[best] / grid) * LOG_GRID
         hi = log_c_hi - spec.bias * ln2_hi
         assert float(np.float32(hi)) == hi, "e * ln2_hi + log(c)_hi must be exact"
-        table[:, i] = invc, hi, log_c_lo - spec.bias * ln2_lo
-    return ln2_hi, ln2_lo, table
+        table[:, i] = invc, hi
+    return ln2_hi, alpha, table
 
 
 def log_fit(r_low: float, r_high: float, degree: int) -> list[float]:
@@ -190,11 +198,11 @@ def log_fit(r_low: float, r_high: float, degree: int) -> list[float]:
     return rounded
 
 
-def log_kernel(m: np.ndarray, e: int, spec: LogSpec, ln2_hi: float, ln2_lo: float, table: np.ndarray,
+def log_kernel(m: np.ndarray, e: int, spec: LogSpec, ln2_hi: float, alpha: float, table: np.ndarray,
                p: list[float]) -> np.ndarray:
     """The kernel's float32 steps (vmath.h, sb_vm_log_table) for x = 2^(e - bias) * m."""
     i = (m.view(np.uint32) >> (23 - spec.entries.bit_length() + 1)) & (spec.entries - 1)
-    invc, hi_c, lo_c = table[:, i]
+    invc, hi_c = table[:, i]
     r = fma32(m, invc, np.float32(-1))
     r2 = r * r
     c = [np.full_like(r, np.float32(v)) for v in p]
@@ -204,14 +212,12 @@ def log_kernel(m: np.ndarray, e: int, spec: LogSpec, ln2_hi: float, ln2_lo: floa
     if spec.degree == 4:
         high = fma32(c[4], r2, high)
     poly = fma32(high, r2, fma32(c[1], r, c[0]))  # Estrin, as the kernel
-    ef = np.full_like(r, np.float32(e))
-    lo = fma32(ef, np.float32(ln2_lo), lo_c)
-    hi = fma32(ef, np.float32(ln2_hi), hi_c)
-    return hi + (r + fma32(poly, r2, lo))
+    hi = fma32(np.full_like(r, np.float32(e)), np.float32(ln2_hi), hi_c)
+    return hi + (r + fma32(poly, r2, hi * np.float32(alpha)))
 
 
 def log_main(spec: LogSpec) -> None:
-    ln2_hi, ln2_lo, table = log_tables(spec)
+    ln2_hi, alpha, table = log_tables(spec)
     edges = 1 + np.arange(spec.entries + 1) / spec.entries
     r_low = float(np.min(edges[:-1] * table[0] - 1))
     r_high = float(np.max(edges[1:] * table[0] - 1))
@@ -219,13 +225,13 @@ def log_main(spec: LogSpec) -> None:
     m = (np.arange(1 << 23, dtype=np.uint32) | np.uint32(0x3F800000)).view(np.float32)
     print(f"/* r in [{r_low:.6f}, {r_high:.6f}]; every m in [1, 2), error against the exact log in ulps:")
     for e in (-149, -126, -2, -1, 0, 1, 2, 127):
-        y = log_kernel(m, e + spec.bias, spec, ln2_hi, ln2_lo, table, p).astype(np.float64)
+        y = log_kernel(m, e + spec.bias, spec, ln2_hi, alpha, table, p).astype(np.float64)
         exact = np.log(m.astype(np.float64)) + e * math.log(2)
         nonzero = exact != 0
         ulp = 2.0 ** (np.floor(np.log2(np.abs(exact[nonzero]))) - 23)
         error = np.abs(y[nonzero] - exact[nonzero]) / ulp
         print(f"   e = {e:4}: max {np.max(error):.3f} ulp at x = {float(m[nonzero][np.argmax(error)]) * 2.0**e:.9g}")
-    print(f"   ln2_hi {c_float(np.float32(ln2_hi))}, ln2_lo {c_float(np.float32(ln2_lo))} */")
+    print(f"   ln2_hi {c_float(np.float32(ln2_hi))}, alpha {c_float(np.float32(alpha))} */")
     print("P: " + ", ".join(c_float(np.float32(v)) for v in p))
     for row in table:
         print("    {" + ", ".join(c_float(v) for v in row) + "},")
