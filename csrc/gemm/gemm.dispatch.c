@@ -185,11 +185,9 @@ SB_INLINE void kernel(const int mr, const int nv, size_t kc, const float * A, si
     SB_OPAQUE4(rows0, rows3, rows6, rows9);
 #define A_ROWS(b) ((b) == 0 ? rows0 : (b) == 1 ? rows3 : (b) == 2 ? rows6 : rows9)
 #define A_AT(i, k) (packed_a ? A[(k) * MR + (i)] : (A_ROWS((i) / 3) + ((i) % 3) * stride)[k])
-    /* C's tile is read (later K blocks) or written after kc steps: fetched now, its misses overlap the sums
-       instead of stalling the stores (C of a 256 x 1024 product does not stay in L2 between K blocks). */
-    for (int i = 0; i < mr; ++i)
-        for (int o = 0; o < nv * SB_W; o += 16)
-            __builtin_prefetch(C + i * ldc + o, 1, 3);
+    /* No software prefetch of C's tile: on Zen 4 it cost 6% where kc is short (NHWC 1x1 24->144 at avx2: 265 ->
+       250 us without it; Winograd 64->64 at avx512vnni 706 -> 681) and gained nothing where it is long (inner
+       products of K = 1024, M = 64 and 256: within 1%). */
     vf c[MR_NARROW][NV];
     for (int i = 0; i < mr; ++i)
         for (int v = 0; v < nv; ++v)
