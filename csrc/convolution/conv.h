@@ -79,8 +79,8 @@ SB_KERNEL(conv_pack_nhwc, float *(const conv_ctx * ctx, const float * weight, si
 
 /* Winograd's V ([KK][T][C]) and M ([KK][T][D]) are KK planes of T rows of `width` floats, this many floats apart: an
    odd number of cache lines, so the KK vectors of one tile that a transform stores (loads) fall in KK different L1
-   sets. T * width floats apart they can all share one set (64->64 at 56x56: 784 * 64 floats, 49 pages), which the
-   8-way L1 cannot hold while a tile is written. */
+   sets. T * width floats apart, many can share a set: 64->64 at 56x56 (F(4x4): 196 * 64 floats, 12.25 pages) puts
+   every fourth plane at one page offset, 9 of a tile's 36 vectors in each of four sets of the 8-way L1. */
 static inline size_t conv_winograd_plane(size_t T, size_t width)
 {
     return ((T * width + 15) / 16 | 1) * 16;
