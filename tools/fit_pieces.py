@@ -128,10 +128,10 @@ def c_float(v: np.float32) -> str:
 # r + r^2 P(r). The end entries (`ones` at each end) take c = 1 and c = 2 exactly (r = m - 1 and m/2 - 1, both
 # exact), so that near x = 1, from above (e = 0, log c = 0) and from below (e = -1, log c = ln2: the two cancel
 # exactly), the result keeps its relative accuracy. ln2 is split on the same grid, so hi = e * ln2_hi + log(c)_hi is
-# exact for every e of a float (|hi| < 2^7). The low parts need no table: each middle entry's invc is the float near
-# 1/c whose log(c) lies closest to a multiple of the grid stretched by (1 + alpha), alpha = ln2_lo / ln2_hi (within
-# 2^-33 after a search over 2^15 neighbours), so that every low part, e * ln2_lo + log(c)_lo, is hi * alpha. `bias`
-# is the exponent's bias folded into the table (127 where e is read from the raw exponent field).
+# exact for every e of a float (|hi| < 2^7). The low parts need no table: each middle entry's invc is the float
+# nearest 1/c (of 2^15 on each side) whose log(c) lies within min(log(c), ln2 - log(c)) * 2^-31 of a multiple of the
+# grid stretched by (1 + alpha), alpha = ln2_lo / ln2_hi, so that every low part, e * ln2_lo + log(c)_lo, is
+# hi * alpha. `bias` is the exponent's bias folded into the table (127 where e is read from the raw exponent field).
 @dataclass(frozen=True)
 class LogSpec:
     entries: int  # 32 at AVX-512 (two-table vpermt2ps), 8 at AVX2 (vpermps)
@@ -144,12 +144,12 @@ LOG_SPECS = {"log": LogSpec(entries=32, ones=1, bias=0, degree=2),
              "log-avx2": LogSpec(entries=8, ones=1, bias=127, degree=4)}
 LOG_GRID = 2.0**-17
 LOG_SEARCH = 1 << 15  # float32 neighbours of 1/c tried on each side
-LOG_RESIDUAL = 2.0**-31  # the nearest of them whose log(c) is this close to the stretched grid
+LOG_RESIDUAL = 2.0**-31  # relative to min(log(c), ln2 - log(c)): how close log(c) must lie to the stretched grid
 
 
 def log_tables(spec: LogSpec) -> tuple[float, float, np.ndarray]:
     """ln2_hi, alpha and the table rows invc, log(c)_hi - bias ln2_hi."""
-    ln2 = math.log(2)  # float64 is ample: the search below needs 2^-33 of it
+    ln2 = math.log(2)  # float64 is ample: the search below needs about 2^-36 of it
     ln2_hi = round(ln2 / LOG_GRID) * LOG_GRID
     alpha = float(np.float32((ln2 - ln2_hi) / ln2_hi))
     grid = LOG_GRID * (1 + alpha)
