@@ -60,9 +60,9 @@ SB_INLINE void dw3_nchw_block(const float * const * tap, size_t ls, const vf * w
             for (int v = 0; v < V; ++v) {
                 const float * at = tap[kx] + (size_t)i * ls + v * SB_W;
 #if SB_ISA_AT_LEAST(3)
-                vf x = EDGE ? (vf)_mm512_maskz_loadu_ps((__mmask16)ok[kx * 2 + v], at) : vload(at);
+                vf x = vkeep(EDGE ? (vf)_mm512_maskz_loadu_ps((__mmask16)ok[kx * 2 + v], at) : vload(at));
 #else
-                vf x = vload(at);
+                vf x = vkeep(vload(at));
 #endif
                 DW_UNROLL
                 for (int r = 0; r < R; ++r) {

@@ -61,7 +61,7 @@ SB_INLINE void dw3_nhwc_block(const float * s, size_t ls, size_t C, const float 
         const float * col = s;
         DW_UNROLL
         for (int j = 0; j < (P - 1) * S + 3; ++j, col += C) {
-            vf v = full ? vload(col) : vload_n(col, n);
+            vf v = vkeep(full ? vload(col) : vload_n(col, n)); /* once for the P * 3 / S outputs it feeds */
             DW_UNROLL
             for (int q = 0; q < P; ++q) {
                 int kx = j - q * S;

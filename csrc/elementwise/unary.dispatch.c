@@ -15,17 +15,6 @@
 #include "simd_synet.h"
 #include "internal/vmath.h"
 
-/* v, held in a register from here on. GCC otherwise folds the load of x into each instruction that reads it (round:
-   two), and a load that straddles two cache lines, as every vector of a 16-byte-aligned NumPy array does, is then
-   split once per use: round at 64K floats took 0.052 ns/element there, 0.034 with this. */
-SB_INLINE vf keep_in_register(vf v)
-{
-#if (defined(__x86_64__) || defined(__i386__)) && !defined(SB_EMULATED_UNIT) /* (emulated: no 512-bit registers) */
-    __asm__("" : "+v"(v));
-#endif
-    return v;
-}
-
 /* STEP vectors a step from i while i + STEP * SB_W <= size, each stored with STORE (vstore, or vstream): the loads,
    then the operations, then the stores, so that neighbouring vectors overlap. */
 #define UNARY_STEPS(STEP, EXPR, STORE)                                              \
@@ -33,7 +22,7 @@ SB_INLINE vf keep_in_register(vf v)
         vf y[STEP];                                                                 \
         _Pragma("GCC unroll 8")                                                     \
         for (int k = 0; k < (STEP); ++k) {                                          \
-            vf x = keep_in_register(vload(src + i + k * SB_W));                     \
+            vf x = vkeep(vload(src + i + k * SB_W));                                \
             y[k] = (EXPR);                                                          \
         }                                                                           \
         _Pragma("GCC unroll 8")                                                     \
@@ -58,11 +47,11 @@ SB_INLINE vf keep_in_register(vf v)
         struct { vf x; STATE state; } ring[UNARY_AHEAD];                            \
         size_t v = 0;                                                               \
         for (; v < n && v < UNARY_AHEAD; ++v) {                                     \
-            ring[v].x = keep_in_register(vload(src + i + v * SB_W));                \
+            ring[v].x = vkeep(vload(src + i + v * SB_W));                           \
             ring[v].state = START(ring[v].x);                                       \
         }                                                                           \
         for (v = 0; v + UNARY_AHEAD < n; ++v) {                                     \
-            vf x = keep_in_register(vload(src + i + (v + UNARY_AHEAD) * SB_W));     \
+            vf x = vkeep(vload(src + i + (v + UNARY_AHEAD) * SB_W));                \
             STATE next = START(x);                                                  \
             vf x_done = ring[v % UNARY_AHEAD].x;                                    \
             STATE done = ring[v % UNARY_AHEAD].state;                               \
@@ -99,12 +88,12 @@ SB_INLINE vf keep_in_register(vf v)
         size_t i = 0, end = size;                                                   \
         vf last = vset1(0.0f);                                                      \
         if (((ALIGN && vsame_offset(src, dst)) || stream) && head && head < SB_W && size >= head + SB_W) { \
-            vf x = keep_in_register(vload(src));                                    \
+            vf x = vkeep(vload(src));                                               \
             vf first = (EXPR);                                                      \
-            x = keep_in_register(vload(src + head));                                \
+            x = vkeep(vload(src + head));                                           \
             vf second = (EXPR);                                                     \
             if ((size - head) % SB_W) {                                             \
-                x = keep_in_register(vload(src + size - SB_W));                     \
+                x = vkeep(vload(src + size - SB_W));                                \
                 last = (EXPR);                                                      \
                 end = size - (size - head) % SB_W;                                  \
             }                                                                       \
@@ -131,7 +120,7 @@ SB_INLINE vf keep_in_register(vf v)
             CACHED                                                                  \
         }                                                                           \
         for (; i + SB_W <= size; i += SB_W) {                                       \
-            vf x = keep_in_register(vload(src + i));                                \
+            vf x = vkeep(vload(src + i));                                           \
             vstore(dst + i, (EXPR));                                                \
         }                                                                           \
         if (i < size) {                                                             \

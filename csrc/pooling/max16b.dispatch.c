@@ -41,10 +41,7 @@
 typedef struct { vs16 smax; vu16 umin, umax; } max16b_keys;
 SB_INLINE max16b_keys max16b_fold(max16b_keys a, const uint16_t * p)
 {
-    vu16 x = vloadu16(p);
-#if !defined(SB_EMULATED_UNIT)
-    __asm__("" : "+v"(x)); /* one load: GCC would fold it into each of the three operations below, tripling them */
-#endif
+    vu16 x = vkeep(vloadu16(p)); /* one load for the three operations below */
     return (max16b_keys){vmax_s16(a.smax, (vs16)x), vmin_u16(a.umin, x), vmax_u16(a.umax, x)};
 }
 SB_INLINE vu16 max16b_result(max16b_keys a)
