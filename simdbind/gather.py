@@ -206,7 +206,8 @@ class GatherElements(NativeContext):
 
     @property
     def internal_buffer_size(self) -> int:
-        """``SimdSynetGatherElementsInternalBufferSize`` in bytes (0 upstream and in the bundled library)."""
+        """``SimdSynetGatherElementsInternalBufferSize`` in bytes: 0 upstream; in the bundled library, with a constant
+        index, the positions it keeps of it (1, 2 or 4 bytes an index by the size of the axis)."""
         assert self._lock is not None
         with self._lock:
             return int(self.library.function("SimdSynetGatherElementsInternalBufferSize")(self._live()))

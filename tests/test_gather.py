@@ -51,6 +51,7 @@ def test_float_bits_and_bf16_dtype_are_kept(library):
 
 def test_constant_index_context_is_reused_and_keeps_its_own_copy(library):
     idx = np.array([[2, 0], [1, -1]], np.int32)
+    idx_size = idx.size
     with simdbind.GatherElements(np.float32, np.int32, (2, 3), (2, 2), 1, index=idx, library=library) as ctx:
         idx[:] = 0  # the context validated and copied the index: later changes by the caller do not leak in
         del idx
@@ -58,7 +59,8 @@ def test_constant_index_context_is_reused_and_keeps_its_own_copy(library):
         a = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
         np.testing.assert_array_equal(ctx(a), [[3, 1], [5, 6]])
         np.testing.assert_array_equal(ctx(a * 10), [[30, 10], [50, 60]])
-        assert ctx.internal_buffer_size == 0
+        # the bundled library keeps the index as positions, a byte each here; upstream copies nothing
+        assert ctx.internal_buffer_size == (idx_size if library.kind == "bundled" else 0)
         with pytest.raises(ArgumentError, match="constant index"):
             ctx(a, np.zeros((2, 2), np.int32))
     assert ctx.closed

@@ -4,7 +4,8 @@ and every index outside [-n, n) writes 0 (int64 indices that only wrap into rang
 included). The vector paths take rows of at least 16 outputs (shorter ones, the scalar loop): for 32-bit data at
 AVX-512 the register permute (index along the last axis, fewer than 64 source elements); at AVX2 and above the offset
 copy, blocks of 16 indices all inside [0, n) copied unchecked and every other block, and the partial last one,
-through the checked loop."""
+through the checked loop. A constant index (indexConst, SetIndex) takes the same paths from the positions SetIndex
+made of it, 1, 2 or 4 bytes each by n, with and without out-of-range entries."""
 
 from __future__ import annotations
 
@@ -34,18 +35,28 @@ def _expected(src: np.ndarray, idx: np.ndarray) -> np.ndarray:
 DATA_TYPES = {np.dtype(np.float32): 0, np.dtype(np.uint8): 3, np.dtype(np.uint16): 7}
 
 
-def gather_forward(library, src: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def position_bytes(n: int) -> int:
+    """The size of one of SetIndex's positions: the fewest bytes that hold n (the mark of an index out of range)."""
+    return 1 if n < 2**8 - 1 else 2 if n < 2**16 - 1 else 4
+
+
+def gather_forward(library, src: np.ndarray, idx: np.ndarray, const: bool = False) -> np.ndarray:
     """SimdSynetGatherElementsForward directly (the wrapper refuses out-of-range indices), along axis 1 of a 2-D
     (outer, n) or 3-D (outer, n, inner) src of float32, uint8 or uint16 (bf16) elements; dst starts as a value no
-    source element has (7.5, or all bits set)."""
+    source element has (7.5, or all bits set). const: the context is made for a constant index, given to SetIndex
+    (whose positions InternalBufferSize then counts) before Forward."""
     ffi = library.ffi
     index_type = {np.dtype(np.int32): 1, np.dtype(np.int64): 4}[idx.dtype]
     outer = ffi.new("size_t[]", [src.shape[0]])
     inner = src.shape[2] if src.ndim == 3 else 1
-    context = library.function("SimdSynetGatherElementsInit")(DATA_TYPES[src.dtype], index_type, 0, 1, outer, 1,
-                                                               src.shape[1], inner, idx.shape[1])
+    context = library.function("SimdSynetGatherElementsInit")(DATA_TYPES[src.dtype], index_type, int(const), 1,
+                                                               outer, 1, src.shape[1], inner, idx.shape[1])
     assert context != ffi.NULL
     try:
+        if const:
+            library.function("SimdSynetGatherElementsSetIndex")(context, ffi.from_buffer("uint8_t[]", idx))
+            assert library.function("SimdSynetGatherElementsInternalBufferSize")(context) == (
+                idx.size * position_bytes(src.shape[1]))
         fill = np.float32(7.5) if src.dtype == np.float32 else np.iinfo(src.dtype).max
         dst = np.full(idx.shape, fill, src.dtype)
         library.function("SimdSynetGatherElementsForward")(
@@ -56,8 +67,9 @@ def gather_forward(library, src: np.ndarray, idx: np.ndarray) -> np.ndarray:
         library.function("SimdRelease")(context)
 
 
+@pytest.mark.parametrize("const", [False, True], ids=["per-call", "constant"])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
-def test_rows_match_the_contract_at_every_isa(bundled, index_dtype):
+def test_rows_match_the_contract_at_every_isa(bundled, index_dtype, const):
     rng = np.random.default_rng(19)
     for n in SOURCE_COUNTS:
         # Distinct bit patterns, a NaN payload among them: the copy is of bits, not of values.
@@ -74,7 +86,7 @@ def test_rows_match_the_contract_at_every_isa(bundled, index_dtype):
             expected = _expected(src, idx)
             for isa in bundled.isas_supported:
                 with bundled.use_isa(isa):
-                    got = gather_forward(bundled, src, idx)
+                    got = gather_forward(bundled, src, idx, const)
                 np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32),
                                               err_msg=f"isa={isa} n={n} count={count} {np.dtype(index_dtype)}")
 
@@ -98,10 +110,11 @@ INNERS = (1, 2, 15, 16, 17, 40)
 BLOCK_COUNTS = (1, 15, 16, 17, 50)
 
 
+@pytest.mark.parametrize("const", [False, True], ids=["per-call", "constant"])
 @pytest.mark.parametrize("data_dtype", [np.float32, np.uint8, np.uint16])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("inner", INNERS)
-def test_offset_copy_blocks_match_the_contract_at_every_isa(bundled, data_dtype, index_dtype, inner):
+def test_offset_copy_blocks_match_the_contract_at_every_isa(bundled, data_dtype, index_dtype, inner, const):
     """Mostly non-negative in-range indices, so most blocks take the unchecked offset copy; a few single entries
     (a negative in range, one past the end, one before -n, for int64 one that is in range only modulo 2^32) send
     their block through the checked loop. Sizes put them in full blocks, in the partial last one and at block
@@ -128,7 +141,35 @@ def test_offset_copy_blocks_match_the_contract_at_every_isa(bundled, data_dtype,
             for isa in bundled.isas_supported:
                 with bundled.use_isa(isa):
                     got = gather_forward(bundled, src if inner > 1 else src[:, :, 0].copy(),
-                                         idx if inner > 1 else idx[:, :, 0].copy())
+                                         idx if inner > 1 else idx[:, :, 0].copy(), const)
                 np.testing.assert_array_equal(
                     _bits(got.reshape(expected.shape)), _bits(expected), err_msg=f"isa={isa} n={n} count={count} inner={inner} {np.dtype(data_dtype)} "
                             f"{np.dtype(index_dtype)}")
+
+
+@pytest.mark.parametrize("n", [254, 255, 65534, 65535, 70000])
+@pytest.mark.parametrize("inner", [1, 3])
+@pytest.mark.parametrize("data_dtype", [np.float32, np.uint8, np.uint16])
+def test_constant_index_positions_of_every_width(bundled, n, inner, data_dtype):
+    """n on both sides of the limits of one- and two-byte positions (n itself marks an index out of range): indices
+    from -n to n - 1, the ends among them, all inside (the copy without a range check), then with one kind of
+    out-of-range index at a time in the first outer position, where reading position n would read the second's first
+    element."""
+    rng = np.random.default_rng(n + inner)
+    src = rng.integers(1, 2**31, (2, n, inner)).astype(np.uint32)
+    src = src.view(np.float32) if data_dtype is np.float32 else (src % 250 + 1).astype(data_dtype)
+    for index_dtype in (np.int32, np.int64):
+        idx = rng.integers(-n, n, (2, 40, inner)).astype(index_dtype)
+        idx[0, :4, 0] = [0, n - 1, -n, -1]
+        marked = []
+        for mark in (n, -n - 1, np.iinfo(index_dtype).max):  # one kind of mark at a time
+            marked.append(idx.copy())
+            marked[-1][0, :3, 0] = mark
+        for index in [idx] + marked:
+            expected = _expected_3d(src, index)
+            for isa in bundled.isas_supported:
+                with bundled.use_isa(isa):
+                    got = gather_forward(bundled, src if inner > 1 else src[:, :, 0].copy(),
+                                         index if inner > 1 else index[:, :, 0].copy(), const=True)
+                np.testing.assert_array_equal(_bits(got.reshape(expected.shape)), _bits(expected),
+                                              err_msg=f"isa={isa} n={n} inner={inner} {np.dtype(index_dtype)}")

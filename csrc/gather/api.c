@@ -8,8 +8,12 @@
  * dst[o,c,i] = src[o, idx[o,c,i] (+ srcCount if negative), i]. Data 32f (copied as raw 32-bit words, so NaN
  * payloads survive), 8u and 16b; index 32i and 64i; any other pair makes Init return NULL, as upstream does.
  * Unlike upstream, an index outside [-srcCount, srcCount) is not read out of bounds: its output element is 0
- * (simdbind refuses such indices before calling). SetIndex has nothing to copy or precompute: Forward always
- * reads the idx it is given (upstream needs it too), so InternalBufferSize is 0.
+ * (simdbind refuses such indices before calling).
+ * A constant index (indexConst) is read once, by SetIndex, into positions along the axis in the fewest bytes that
+ * hold srcCount (1 up to 254 elements, 2 up to 65534, else 4); InternalBufferSize is their size, and Forward reads
+ * them instead of its idx argument, which the contract requires to be the index SetIndex was given (upstream reads
+ * only part of it then, spec 3.11). A call then reads a quarter or an eighth of the index bytes, with no sign
+ * correction or range check: on 16x196x49 along axis 2 with int64 indices, 0.66x the time at AVX2.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,9 +24,19 @@
 typedef struct {
     sb_context base;
     size_t data_size, index_size, outer, src_count, inner, idx_count;
+    int index_const;
+    /* SetIndex's index as positions: each index corrected (+srcCount if negative), or srcCount where it lies outside
+       [-srcCount, srcCount) (its output element is then 0); position_size bytes each; NULL before SetIndex. */
+    void * positions;
+    size_t position_size, position_bytes;
+    int all_inside; /* no position is srcCount */
 } gather_context;
 
-static void gather_release(sb_context * self) { free(self); }
+static void gather_release(sb_context * self)
+{
+    free(((gather_context *)self)->positions);
+    free(self);
+}
 
 SIMD_API void * SimdSynetGatherElementsInit(SimdTensorDataType dataType, SimdTensorDataType indexType,
     SimdBool indexConst, size_t indexUsers, const size_t * outer, size_t outerSize, size_t srcCount, size_t inner,
@@ -59,19 +73,60 @@ SIMD_API void * SimdSynetGatherElementsInit(SimdTensorDataType dataType, SimdTen
     ctx->src_count = srcCount;
     ctx->inner = inner;
     ctx->idx_count = idxCount;
+    ctx->index_const = indexConst != SimdFalse;
     return ctx;
 }
 
+/* The positions of index `x` (TI) as TP, `count` of them; 1 if every one lies inside [0, n). */
+#define GATHER_POSITIONS_OF(TI, TP)                                                                                 \
+    do {                                                                                                            \
+        const TI * x = (const TI *)idx;                                                                             \
+        TP * p = (TP *)positions;                                                                                   \
+        for (size_t i = 0; i < count; ++i) {                                                                        \
+            int64_t v = (int64_t)x[i];                                                                              \
+            v += v < 0 ? (int64_t)n : 0;                                                                            \
+            int inside = (uint64_t)v < n;                                                                           \
+            p[i] = (TP)(inside ? (uint64_t)v : n);                                                                  \
+            all_inside &= inside;                                                                                   \
+        }                                                                                                           \
+    } while (0)
+
 SIMD_API void SimdSynetGatherElementsSetIndex(const void * context, const uint8_t * idx)
 {
-    (void)context;
-    (void)idx;
+    /* The API passes the context as const; it is the mutable object Init made. */
+    gather_context * ctx = (gather_context *)(uintptr_t)context;
+    if (ctx == NULL || idx == NULL || !ctx->index_const)
+        return;
+    free(ctx->positions);
+    ctx->positions = NULL;
+    ctx->position_bytes = 0;
+    const size_t n = ctx->src_count, rows = ctx->idx_count * ctx->inner;
+    const size_t size = n < UINT8_MAX ? 1 : n < UINT16_MAX ? 2 : n < UINT32_MAX ? 4 : 0;
+    if (size == 0 || rows == 0 || ctx->idx_count > SIZE_MAX / ctx->inner || ctx->outer > SIZE_MAX / rows / size)
+        return; /* Forward reads idx as before */
+    const size_t count = ctx->outer * rows;
+    void * positions = malloc(count * size);
+    if (positions == NULL)
+        return;
+    int all_inside = 1;
+    if (ctx->index_size == 4) {
+        if (size == 1) GATHER_POSITIONS_OF(int32_t, uint8_t);
+        else if (size == 2) GATHER_POSITIONS_OF(int32_t, uint16_t);
+        else GATHER_POSITIONS_OF(int32_t, uint32_t);
+    } else {
+        if (size == 1) GATHER_POSITIONS_OF(int64_t, uint8_t);
+        else if (size == 2) GATHER_POSITIONS_OF(int64_t, uint16_t);
+        else GATHER_POSITIONS_OF(int64_t, uint32_t);
+    }
+    ctx->positions = positions;
+    ctx->position_size = size;
+    ctx->position_bytes = count * size;
+    ctx->all_inside = all_inside;
 }
 
 SIMD_API size_t SimdSynetGatherElementsInternalBufferSize(const void * context)
 {
-    (void)context;
-    return 0;
+    return context == NULL ? 0 : ((const gather_context *)context)->position_bytes;
 }
 
 /* The vector paths, at AVX2 and above, for every data type: indices are checked a block of 16 at a time by vector
@@ -207,32 +262,52 @@ GATHER_AVX512 static inline __m512i gather_indices(const void * x, size_t index_
     return _mm512_permutex2var_epi32(a, evens, b); /* the low halves: every value fits in 32 bits now */
 }
 
-GATHER_AVX512 static inline void gather_16(const __m512 * r, const void * x, size_t index_size,
-    size_t c, __mmask16 tail, __m512i count32, __m512i count64, __m512i evens, float * d)
+/* The 16 (first `tail`) outputs at d of positions v in [0, n] from the row in r. */
+GATHER_AVX512 static inline void gather_16(const __m512 * r, __m512i v, __mmask16 tail, float * d)
 {
-    __m512i v = gather_indices(x, index_size, c, tail, count32, count64, evens);
     __m512 low = _mm512_permutex2var_ps(r[0], v, r[1]), high = _mm512_permutex2var_ps(r[2], v, r[3]);
-    _mm512_mask_storeu_ps(d + c, tail,
-        _mm512_mask_blend_ps(_mm512_test_epi32_mask(v, _mm512_set1_epi32(32)), low, high));
+    _mm512_mask_storeu_ps(d, tail, _mm512_mask_blend_ps(_mm512_test_epi32_mask(v, _mm512_set1_epi32(32)), low, high));
+}
+
+/* The row of n < 64 elements at s in four registers, zero past n (masked loads: nothing past it is read). */
+GATHER_AVX512 static inline void gather_row_load(const uint32_t * s, size_t n, __m512 * r)
+{
+    for (int k = 0; k < 4; ++k) {
+        size_t first = (size_t)k * 16, m = n > first ? n - first : 0;
+        r[k] = _mm512_maskz_loadu_ps(m >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1),
+            (const float *)s + (m ? first : 0));
+    }
 }
 
 GATHER_AVX512 static void gather_row_permute(const uint32_t * s, size_t n, const void * x, size_t index_size,
     size_t count, uint32_t * d)
 {
     __m512 r[4];
-    for (int k = 0; k < 4; ++k) { /* masked loads: nothing past the row's n elements is read */
-        size_t first = (size_t)k * 16, m = n > first ? n - first : 0;
-        r[k] = _mm512_maskz_loadu_ps(m >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << m) - 1),
-            (const float *)s + (m ? first : 0));
-    }
+    gather_row_load(s, n, r);
     __m512i count32 = _mm512_set1_epi32((int)n), count64 = _mm512_set1_epi64((long long)n);
     __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     size_t c = 0;
     for (; c + 16 <= count; c += 16)
-        gather_16(r, x, index_size, c, 0xFFFF, count32, count64, evens, (float *)d);
-    if (c < count)
-        gather_16(r, x, index_size, c, (__mmask16)((1u << (count - c)) - 1), count32, count64,
-            evens, (float *)d);
+        gather_16(r, gather_indices(x, index_size, c, 0xFFFF, count32, count64, evens), 0xFFFF, (float *)d + c);
+    if (c < count) {
+        __mmask16 tail = (__mmask16)((1u << (count - c)) - 1);
+        gather_16(r, gather_indices(x, index_size, c, tail, count32, count64, evens), tail, (float *)d + c);
+    }
+}
+
+/* The same row from SetIndex's one-byte positions (n < 64 <= UINT8_MAX: every position, n included, is a byte). */
+GATHER_AVX512 static void gather_row_permute_positions(const uint32_t * s, size_t n, const uint8_t * p,
+    size_t count, uint32_t * d)
+{
+    __m512 r[4];
+    gather_row_load(s, n, r);
+    size_t c = 0;
+    for (; c + 16 <= count; c += 16)
+        gather_16(r, _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p + c))), 0xFFFF, (float *)d + c);
+    if (c < count) {
+        __mmask16 tail = (__mmask16)((1u << (count - c)) - 1);
+        gather_16(r, _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(tail, p + c)), tail, (float *)d + c);
+    }
 }
 
 #endif
@@ -305,12 +380,58 @@ static void gather_outer_fast(int path, const void * s, size_t n, size_t inner, 
         }                                                                                                       \
     } while (0)
 
+/* One data type through SetIndex's positions (TP): no sign correction, and no range check where all lie inside. */
+#define GATHER_FROM_POSITIONS(TD, TP)                                                                           \
+    do {                                                                                                        \
+        const TD * s = (const TD *)src;                                                                         \
+        const TP * p = (const TP *)ctx->positions;                                                              \
+        TD * d = (TD *)dst;                                                                                     \
+        const size_t n = ctx->src_count, inner = ctx->inner, rows = ctx->idx_count * inner;                     \
+        const int permute = gather_path(n, inner, ctx->idx_count, sizeof(TD)) == GATHER_PERMUTE;                \
+        for (size_t o = 0; o < ctx->outer; ++o, s += n * inner, p += rows, d += rows) {                         \
+            if (permute)                                                                                        \
+                GATHER_PERMUTE_POSITIONS(s, n, p, rows, d);                                                     \
+            else if (ctx->all_inside && inner == 1)                                                             \
+                for (size_t c = 0; c < rows; ++c)                                                               \
+                    d[c] = s[p[c]];                                                                             \
+            else if (ctx->all_inside)                                                                           \
+                for (size_t c = 0; c < rows; c += inner)                                                        \
+                    for (size_t i = 0; i < inner; ++i)                                                          \
+                        d[c + i] = s[(size_t)p[c + i] * inner + i];                                             \
+            else                                                                                                \
+                for (size_t c = 0; c < rows; c += inner)                                                        \
+                    for (size_t i = 0; i < inner; ++i)                                                          \
+                        d[c + i] = p[c + i] < n ? s[(size_t)p[c + i] * inner + i] : (TD)0;                      \
+        }                                                                                                       \
+    } while (0)
+/* The permute path takes 32-bit data and one-byte positions only (gather_path, n < 64). */
+#ifdef GATHER_AVX512
+#define GATHER_PERMUTE_POSITIONS(s, n, p, rows, d)                                                              \
+    gather_row_permute_positions((const uint32_t *)(s), n, (const uint8_t *)(p), rows, (uint32_t *)(d))
+#else
+#define GATHER_PERMUTE_POSITIONS(s, n, p, rows, d) ((void)0)
+#endif
+
 SIMD_API void SimdSynetGatherElementsForward(void * context, const uint8_t * src, const uint8_t * idx,
     uint8_t * dst)
 {
     const gather_context * ctx = (const gather_context *)context;
     if (ctx == NULL || src == NULL || idx == NULL || dst == NULL)
         return;
+    if (ctx->positions != NULL) {
+        switch (ctx->data_size * 8 + ctx->position_size) {
+        case 4 * 8 + 1: GATHER_FROM_POSITIONS(uint32_t, uint8_t); break;
+        case 4 * 8 + 2: GATHER_FROM_POSITIONS(uint32_t, uint16_t); break;
+        case 4 * 8 + 4: GATHER_FROM_POSITIONS(uint32_t, uint32_t); break;
+        case 2 * 8 + 1: GATHER_FROM_POSITIONS(uint16_t, uint8_t); break;
+        case 2 * 8 + 2: GATHER_FROM_POSITIONS(uint16_t, uint16_t); break;
+        case 2 * 8 + 4: GATHER_FROM_POSITIONS(uint16_t, uint32_t); break;
+        case 1 * 8 + 1: GATHER_FROM_POSITIONS(uint8_t, uint8_t); break;
+        case 1 * 8 + 2: GATHER_FROM_POSITIONS(uint8_t, uint16_t); break;
+        default: GATHER_FROM_POSITIONS(uint8_t, uint32_t); break;
+        }
+        return;
+    }
     if (ctx->index_size == 4) {
         if (ctx->data_size == 4) GATHER_LOOP(uint32_t, int32_t);
         else if (ctx->data_size == 2) GATHER_LOOP(uint16_t, int32_t);
