@@ -450,7 +450,7 @@ SB_INLINE void transpose_block(const float * src, size_t ld, float * dst)
 {
     vf r[SB_W];
     for (int i = 0; i < SB_W; ++i)
-        r[i] = vload(src + i * ld);
+        r[i] = vkeep(vload(src + i * ld)); /* one load for the round's two shuffles */
     TR_ROUND(r, 1)
     TR_ROUND(r, 2)
 #if SB_W >= 8
