@@ -8,6 +8,7 @@
 #include "simd_synet.h"
 
 #define BLOCK 2048 /* floats of dst kept hot across the inputs: 8 KiB */
+#define SMALL_CALL (4 * SB_W) /* floats up to which a call skips the placement analysis of eltwise_op */
 
 SB_INLINE vf combine(vf acc, vf x, vf w, int type)
 {
@@ -106,6 +107,10 @@ SB_INLINE vf eltwise_vector(float const * const * src, const float * weight, siz
 SB_INLINE void eltwise_op(float const * const * src, const float * weight, size_t count, size_t size, int type,
     float * dst)
 {
+    if (size <= SMALL_CALL) { /* where the inputs and dst lie costs less than finding out */
+        eltwise_block(src, weight, count, 0, size, type, 0, dst);
+        return;
+    }
     const size_t head = vstream_head(dst);
     int together = 1, stalls = 0;
     for (size_t i = 0; i < count; ++i) {
