@@ -40,7 +40,7 @@ __all__ = ["NativeContext", "PlanCache"]
 _LOCKED: "weakref.WeakSet[NativeContext]" = weakref.WeakSet()
 
 
-#: Every plan cache: the ones a fork or the exit clears.
+#: Every plan cache: the ones a fork, the exit or a change of the bundled library's ISA clears.
 _CACHES: "weakref.WeakSet[PlanCache]" = weakref.WeakSet()
 
 
@@ -91,10 +91,15 @@ class PlanCache:
         self._entries.clear()
 
 
-@atexit.register
-def _clear_caches() -> None:
+def clear_plan_caches() -> None:
+    """Forget every plan of every library. A plan may hold a C context, which keeps the ISA selected when it was
+    made: when the bundled library's ISA changes (process-wide, whichever Library object changed it), plans made
+    before would go on running the old one."""
     for cache in list(_CACHES):
         cache.clear()
+
+
+atexit.register(clear_plan_caches)
 
 
 class NativeContext:

@@ -16,6 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from simdbind._context import clear_plan_caches
 from simdbind.errors import FunctionNotAvailableError, IsaError, LibraryError, UnsupportedLibraryError
 
 #: ISA names of the bundled library, lowest first (the index is the C-side ISA number).
@@ -89,9 +90,12 @@ class Library:
             )
         if name not in ISAS:
             raise IsaError(f"isa: must be one of {', '.join(ISAS)}, got {name!r}")
+        previous = self.lib.SimdBindGetIsa()
         if self.lib.SimdBindSetIsa(ISAS.index(name)) != 0:
             supported = ", ".join(self.isas_supported)
             raise IsaError(f"isa: {name} is not supported by this CPU/OS (supported: {supported})")
+        if self.lib.SimdBindGetIsa() != previous:
+            clear_plan_caches()  # the one-shot functions' cached contexts were made at the previous ISA
 
     @contextlib.contextmanager
     def use_isa(self, name: str) -> Iterator[None]:

@@ -281,6 +281,39 @@ def test_conv2d_on_a_cached_context_uses_each_calls_weights(lib):
     assert (memory == 1).all()
 
 
+def test_one_shot_calls_follow_an_isa_change(lib):
+    """A plan may hold a C context, which keeps the ISA of its creation: a change of the bundled library's ISA drops
+    every plan, also one made through another Library object of the same library (the ISA is process-wide). conv2d's
+    last bits differ between ISAs with and without fused multiply-adds, so a stale context shows."""
+    isas = [isa for isa in ("base", "avx2") if isa in lib.isas_supported]
+    if len(isas) < 2:
+        pytest.skip("needs base and avx2")
+    rng = np.random.default_rng(9)
+    x, w = rng.uniform(-1, 1, (1, 16, 9, 21)).astype(np.float32), rng.uniform(-1, 1, (16, 1, 3, 3)).astype(np.float32)
+    data, index = img((4, 6)), np.array([[5, 0, 1], [2, 2, 2], [0, 0, 0], [1, 4, 3]], np.int64)
+    other = simdbind.load(simdbind.bundled_path(), mode="abi")
+    fresh = {}
+    for isa in isas:
+        with lib.use_isa(isa):
+            context = simdbind.Convolution32f((16, 9, 21), 16, 3, pad=1, group=16, weight=w, library=lib)
+            fresh[isa] = context.forward(x)
+            context.close()
+    assert fresh["base"].tobytes() != fresh["avx2"].tobytes()
+    for switch in (lib, other):
+        for isa in isas + isas[::-1]:
+            with switch.use_isa(isa):
+                assert simdbind.conv2d(x, w, pad=1, group=16, library=lib).tobytes() == fresh[isa].tobytes(), isa
+                gather = [p for p in plans(lib)._entries.values() if isinstance(p, GatherElements)]
+                assert all(g.isa == isa for g in gather)
+                np.testing.assert_array_equal(simdbind.gather_elements(data, index, 1, library=lib),
+                                              np.take_along_axis(data, index, axis=1))
+    with lib.use_isa(isas[0]):
+        simdbind.conv2d(x, w, pad=1, group=16, library=lib)
+        planned = len(plans(lib))
+        lib.set_isa(isas[0])  # no change: the plans stay
+        assert len(plans(lib)) == planned > 0
+
+
 def test_the_cache_is_bounded_and_frees_what_it_drops(lib):
     cache = plans(lib)
     data = img((3, 40))
