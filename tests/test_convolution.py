@@ -138,6 +138,36 @@ def test_depthwise_layouts_give_identical_bits(bundled):
                                               err_msg=f"{isa} c{c} h{h} w{w} stride {stride} pad {pad}")
 
 
+def placed(array: np.ndarray, offset: int) -> np.ndarray:
+    """A C-contiguous copy of array starting `offset` bytes past a 64-byte boundary."""
+    raw = np.empty(array.nbytes + 128, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+@pytest.mark.parametrize("channels", [128, 136, 144, 256])
+def test_nhwc_depthwise_gives_the_same_bits_wherever_the_arrays_lie(bundled, channels):
+    """The NHWC 3x3 block starts its channel vectors where the source's loads are aligned (AVX-512, channels a whole
+    number of at least 8 vectors): a partial vector first, then whole ones, the last partial. Wherever the source and
+    the output lie within a cache line, every ISA gives the bits of the NCHW kernel on the same data."""
+    rng = np.random.default_rng(channels)
+    for stride, pad in ((1, (1, 1, 1, 1)), (2, (1, 1, 1, 1)), (1, (0, 2, 1, 0))):
+        x, weight, bias = rand(rng, 1, channels, 9, 21), rand(rng, channels, 1, 3, 3), rand(rng, channels)
+        x_nhwc, w_hwio = np.ascontiguousarray(x.transpose(0, 2, 3, 1)), simdbind.convert_weight(weight, "nchw", "nhwc")
+        for isa in bundled.isas_supported:
+            with bundled.use_isa(isa):
+                nchw = simdbind.conv2d(x, weight, bias, stride=stride, pad=pad, group=channels, library=bundled)
+                conv = simdbind.Convolution32f(x_nhwc.shape[1:], channels, 3, stride=stride, pad=pad, group=channels,
+                                               layout="nhwc", weight=w_hwio, bias=bias, library=bundled)
+                for offset in (0, 4, 16, 32, 48, 60):
+                    out = placed(np.zeros((1, *nchw.shape[2:], channels), np.float32), (offset * 3) % 64)
+                    conv.forward(placed(x_nhwc, offset), out=out)
+                    np.testing.assert_array_equal(out.transpose(0, 3, 1, 2), nchw,
+                                                  err_msg=f"{isa} stride {stride} pad {pad} offset {offset}")
+
+
 @pytest.mark.parametrize("height, width, in_place", [
     (37, 150, True),  # a plane of 22,200 bytes: the 16 planes spread over the L1 sets, read in place
     (32, 64, False),  # 8 KiB planes: all in one L1 set, so the source is transposed to NHWC first
