@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import simdbind
+from simdbind.bench.harness import placed
 from simdbind.conformance.reference.convolution import convolution as reference
 from simdbind import ArgumentError, ContextClosedError, DTypeError, SimdBindError
 from simdbind.library import Library
@@ -136,15 +137,6 @@ def test_depthwise_layouts_give_identical_bits(bundled):
                                        group=c, layout="nhwc", library=bundled)
                 np.testing.assert_array_equal(nhwc.transpose(0, 3, 1, 2), nchw,
                                               err_msg=f"{isa} c{c} h{h} w{w} stride {stride} pad {pad}")
-
-
-def placed(array: np.ndarray, offset: int) -> np.ndarray:
-    """A C-contiguous copy of array starting `offset` bytes past a 64-byte boundary."""
-    raw = np.empty(array.nbytes + 128, np.uint8)
-    start = (-raw.ctypes.data) % 64 + offset
-    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
-    copy[...] = array
-    return copy
 
 
 @pytest.mark.parametrize("channels", [128, 136, 144, 256])

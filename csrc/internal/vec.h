@@ -59,7 +59,7 @@ SB_INLINE void vstore_n(float * p, vf v, size_t n) { memcpy(p, &v, n * sizeof(fl
    that reads it as a memory operand, so a vector read by k instructions is loaded k times, and a load that straddles
    two cache lines (as most vectors of a 16-byte-aligned NumPy array do at AVX2 and AVX-512) is split each time:
    kernels that load a vector once for several operations wrap it in vkeep (unary round at 64K floats: 0.052 ->
-   0.034 ns an element; the NHWC depthwise 3x3 block, whose column loads each feed three multiply-adds: 1.05-1.14x
+   0.034 ns an element; the NHWC depthwise 3x3 block, whose column loads each feed three multiply-adds: 1.20-1.24x
    at avx512bw). An empty asm, no instruction; not in the emulation build, whose 512-bit vectors have no register. */
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(SB_EMULATED_UNIT)
 #define vkeep(v) __extension__({ __typeof__(v) sb_kept_ = (v); __asm__("" : "+v"(sb_kept_)); sb_kept_; })
