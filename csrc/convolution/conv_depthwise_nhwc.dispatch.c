@@ -136,7 +136,7 @@ static void dw3_nhwc_row(const SimdConvolutionParameters * p, const float * src,
                vmaskmovps, it measured 0.92x. Otherwise the last partial vector moves back to end at C. */
             const size_t head = !SB_ISA_AT_LEAST(3) || C < 8 * SB_W || C * sizeof(float) % (SB_W * sizeof(float)) ? 0
                 : vstream_head(s);
-            const size_t lead = head < SB_W && head < C ? head : 0;
+            const size_t lead = head < SB_W ? head : 0; /* SB_W: s is not even float-aligned */
             for (size_t ch = 0, n; ch < C; ch += n) {
                 if (lead)
                     n = ch == 0 ? lead : C - ch < SB_W ? C - ch : SB_W;
