@@ -290,6 +290,46 @@ class Function:
             raise DescriptorError(f"descriptor {descriptor!r}: group must be one of {', '.join(GROUPS)}")
         return self.case(values, **attributes, profiles=())
 
+    def check_domain(self, case: Case) -> None:
+        """DescriptorError naming the first field of `case` outside the function's case domain, as its cases (the
+        grid and the kept regression cases) span it: a name none of them uses (an op, a layout, a data kind), a
+        number below the least they use (a size of -5, or 0 where every case has 1 or more), a float that is not
+        finite. The grammar alone accepts these; run, they would fail as if the implementation were wrong."""
+        import math
+
+        from simdbind.conformance.names import did_you_mean
+
+        values = {**case.params, "dtype": case.dtype, "layout": case.layout, "group": case.group}
+        for f, span in zip(self.fields, self._domain()):
+            value = f.value(values)
+            if f.kind == "name" and value not in span:
+                known = sorted(f.encode(v) for v in span)
+                raise DescriptorError(f"{f.key}={f.encode(value)}: {self.name} has no such {f.key} (one of "
+                                      f"{', '.join(known)}){did_you_mean(f.encode(value), known)}")
+            if f.kind == "float" and not math.isfinite(value):
+                raise DescriptorError(f"{f.key}={f.encode(value)}: must be a finite number")
+            if f.kind in ("int", "dims", "list") and min((value,) if f.kind == "int" else value) < span:
+                each = "" if f.kind == "int" else "each value "
+                raise DescriptorError(f"{f.key}={f.encode(value)}: {each}must be >= {span} for {self.name}")
+
+    def _domain(self) -> list[Any]:
+        """Per field, what its cases span: the set of values of a name (or bool, float) field, the least value of
+        an int field or of any value of a dims or list field (at most 1). Cached."""
+        cached = self.__dict__.get("_domain_spans")
+        if cached is None:
+            cases = self.cases()
+            cached = []
+            for f in self.fields:
+                seen = [f.value({**c.params, "dtype": c.dtype, "layout": c.layout, "group": c.group}) for c in cases]
+                if f.kind in ("int", "dims", "list"):
+                    # The least its cases use, lowered to 1: the space explore searches reaches below the grid
+                    # (one-row pools, a single softmax row), never below 1 where no case goes below 1.
+                    cached.append(min(1, min(seen) if f.kind == "int" else min(min(v) for v in seen)))
+                else:
+                    cached.append(set(seen))
+            self.__dict__["_domain_spans"] = cached
+        return cached
+
     # -- cases ---------------------------------------------------------------------------------------------------
     def grid(self) -> Iterable[Case]:
         """The named cases (each with the profiles that run it)."""
