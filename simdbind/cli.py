@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
-from typing import Callable, Sequence
+import threading
+import time
+from typing import Any, Callable, Iterator, NoReturn, Sequence, cast
 
 import simdbind
 from simdbind.conformance import explore as conformance_explore
 from simdbind.conformance import merge as conformance_merge
+from simdbind.conformance import names as conformance_names
 from simdbind.conformance import options as conformance_options
 
 
@@ -29,12 +34,7 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _error(message: str) -> int:
-    """Print a one-line error (control characters shown escaped: messages may quote untrusted files) and return 2."""
-    line = " ".join(str(message).split("\n")[0:1]) or "error"
-    print("simdbind: " + "".join(c if c.isprintable() else repr(c)[1:-1] for c in line[:2000]), file=sys.stderr)
-    return 2
-
+_error = conformance_names.error
 
 def _diff(args: argparse.Namespace) -> int:
     """`simdbind conformance diff OLD.json NEW.json`: regressions and fixes; exit 1 if the new run failed."""
@@ -59,16 +59,16 @@ def _conformance(args: argparse.Namespace) -> int:
 
     if args.conformance_command == "diff":
         return _diff(args)
-    problems = options.report_problems(lambda o: getattr(args, o.dest, None) if o.cli else None,
-                                       lambda o: o.cli_flags[-1])
-    if problems:
-        return _error(problems[0])
     try:
+        if args.case is not None and args.case_filter:
+            raise ValueError("-k: cannot be combined with --case (a repro runs exactly the case it names)")
+        paths, own_folder = options.report_paths(args)
         workers = runner.worker_count(args.workers, warn=lambda message: print(f"simdbind: {message}",
                                                                               file=sys.stderr))
         chosen = runner.functions(args.function or None)
         if args.case is not None:
             runner.check_descriptor(args.case, chosen)
+            _check_case_domain(args.case)
         impls = implementations(args.library, args.isa, args.mode, args.impl)
         steps = runner.plan(impls, args.function or None, args.profile, args.case_filter, args.case)
     except (KeyError, ValueError) as error:
@@ -77,6 +77,10 @@ def _conformance(args: argparse.Namespace) -> int:
         for index, function, case in steps:
             print(f"{impls[index].name}  {case.descriptor}")
         return 0 if steps else 2
+    for name, path in paths.items():
+        problem = options.check_writable(path, _report_flag(args, name))
+        if problem:
+            return _error(problem)
     command = options.cli_command(args, ["simdbind", "conformance", "--profile", args.profile, "--seed",
                                          str(args.seed)], exclude=("profile", "seed"))
     meta = report.make_meta(impls, profile=args.profile, seed=args.seed,
@@ -86,21 +90,114 @@ def _conformance(args: argparse.Namespace) -> int:
     if not steps:
         print("no cases selected", file=sys.stderr)
         return 2
-    progress = None if args.no_progress else report.Progress(sys.stderr)
+    outcome, interrupted = _run_conformance(args, runner, report, impls, workers)
+    outcome.meta = meta
+    if interrupted:
+        meta["interrupted"] = True
+        print(f"interrupted: {len(outcome.results)} of {len(steps)} cases ran", file=sys.stderr)
+    print(report.format_summary(outcome))
+    failures = _write_reports(outcome, {name: (_report_flag(args, name), path) for name, path in paths.items()},
+                              own_folder)
+    for failure in failures:
+        _error(failure)
+    return 128 + 2 if interrupted else 2 if failures else 1 if outcome.failed else 0
+
+
+def _report_flag(args: argparse.Namespace, name: str) -> str:
+    """The option that chose where report `name` goes, for messages: its own, --reports, or none (the run's own
+    folder)."""
+    return f"--{name}" if getattr(args, name.replace("-", "_"), None) else "--reports" if args.reports else "report"
+
+
+def _check_case_domain(descriptor: str) -> None:
+    """ValueError naming the field of a --case descriptor that lies outside its function's case domain."""
+    from simdbind.conformance.model import REGISTRY, DescriptorError, case_from_descriptor
+
+    try:
+        case = case_from_descriptor(descriptor)
+        REGISTRY[case.function].check_domain(case)
+    except DescriptorError as error:
+        raise ValueError(f"--case: {error}") from None
+
+
+def _run_conformance(args: argparse.Namespace, runner: Any, report: Any, impls: Sequence[Any],
+                     workers: int) -> tuple[Any, bool]:
+    """The run and whether Ctrl-C stopped it. A run stopped by Ctrl-C comes back with what ran: the runner returns
+    it marked interrupted, or raises KeyboardInterrupt, and then the results it announced so far make the run."""
+    display = None if args.no_progress else report.Progress(sys.stderr)
+    ran: list[Any] = []
+
+    def progress(done: int, total: int, result: Any) -> None:
+        ran.append(result)
+        if display:
+            display(done, total, result)
+
+    start = time.perf_counter()
     try:
         outcome = runner.run(impls, args.function or None, args.profile, args.seed, args.case_filter, progress,
                              workers, args.case)
+        interrupted = bool(getattr(outcome, "interrupted", False))
+    except KeyboardInterrupt:
+        outcome, interrupted = runner.Run(results=ran, seconds=time.perf_counter() - start), True
     finally:
-        if progress:
-            progress.close()
-    outcome.meta = meta
-    print(report.format_summary(outcome))
-    writers = ((args.report_json, report.write_json), (args.junit_xml, report.write_junit),
-               (args.report_md, report.write_markdown), (args.report_html, report.write_html))
-    written = [str(write(outcome, path)) for path, write in writers if path]
+        if display:
+            display.close()
+    return outcome, interrupted
+
+
+def _write_reports(outcome: Any, reports: dict[str, tuple[str, str]], own_folder: str | None) -> list[str]:
+    """Write each report of `reports` ({report option name: (the flag that chose it, path)}); a report that cannot
+    be written is a line of the list returned, and the others are still written. A second Ctrl-C waits until they
+    are written: none is left half-written."""
+    from simdbind.conformance import report
+
+    writers = {"report-json": report.write_json, "junit-xml": report.write_junit, "report-md": report.write_markdown,
+               "report-html": report.write_html}
+    written, failures = [], []
+    with _sigint_deferred():
+        try:
+            folder = _new_folder(own_folder) if own_folder is not None else None
+        except OSError as error:
+            return [f"report folder {own_folder}: cannot be created ({error.strerror or error})"]
+        for name, (flag, path) in reports.items():
+            path = os.path.join(folder, os.path.basename(path)) if folder else path
+            try:
+                written.append(str(writers[name](outcome, path)))
+            except OSError as error:
+                failures.append(f"{flag} {path}: cannot be written ({error.strerror or error})")
     if written:
         print(f"reports: {', '.join(written)}")
-    return 1 if outcome.failed else 0
+    return failures
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Ctrl-C inside the block is raised when it ends (outputs are written whole or not at all)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: pending.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pending:
+        raise KeyboardInterrupt
+
+
+def _new_folder(wanted: str) -> str:
+    """Create a run's own report folder: `wanted`, or another new name when that one exists (never reused)."""
+    from simdbind.conformance import options
+
+    folder = wanted
+    os.makedirs(os.path.dirname(folder) or ".", exist_ok=True)
+    while True:
+        try:
+            os.mkdir(folder)
+            return folder
+        except FileExistsError:
+            folder = options.run_folder()
 
 
 def _bench_command(args: argparse.Namespace) -> str:
@@ -143,9 +240,10 @@ def _bench(args: argparse.Namespace) -> int:
     if args.case:
         try:
             listed = [bench_cases.from_descriptor(args.case)]
+            _check_case_domain(args.case)
             bench_cases.work(listed[0].case)
         except (DescriptorError, AttributeError, ValueError) as error:
-            return _error(f"--case: {error}")
+            return _error(str(error) if str(error).startswith("--case") else f"--case: {error}")
     else:
         patterns = [p.strip() for item in (args.functions or []) for p in item.split(",") if p.strip()]
         listed, errors = bench_cases.discover(patterns, quick=args.quick)
@@ -166,6 +264,10 @@ def _bench(args: argparse.Namespace) -> int:
         return _error(f"--threads: every count must be >= 1, got {args.threads!r}")
     if args.no_peers and args.impl:
         return _error("--no-peers: measures no peer, but --impl names one")
+    families = list(dict.fromkeys(item.family for item in listed))
+    problem = _bench_output_problem(args, families)
+    if problem:
+        return _error(problem)
     if args.timer == "thread" and (max(threads) > 1 or any(item.family == "gil" for item in listed)):
         print("warning: --timer thread does not see work done by other threads: multithreaded and gil rows "
               "will look faster than they are", file=sys.stderr)
@@ -180,28 +282,47 @@ def _bench(args: argparse.Namespace) -> int:
         peers = harness.installed_peers()
     repeats = args.repeats or (5 if args.quick else 11)
     min_time = args.min_time if args.min_time is not None else (0.005 if args.quick else 0.02)
+    print(f"simdbind bench: {len(listed)} case(s) of {', '.join(families)} x threads {args.threads}; "
+          f"libraries {', '.join(lib.name for lib in libraries)}; peers "
+          f"{', '.join(getattr(p, 'name', str(p)) for p in peers) or 'none'}; timer {args.timer}, order {args.order}, "
+          f"{repeats} samples of >= {min_time:g} s", flush=True)
+    name_width = max(len(item.row) for item in listed)
+    impl_width = max([len(lib.name) for lib in libraries] + [len(getattr(p, "name", "")) for p in peers] + [14])
+    position = ""
+
+    def starting(index: int, total: int, item: bench_cases.Listed, count: int) -> None:
+        nonlocal position
+        position = f"[{index:>{len(str(total))}}/{total}]"
 
     def progress(m: harness.Measurement) -> None:
+        head = f"{position} {m.row:<{name_width}} {m.threads:>2} {m.implementation:<{impl_width}}"
         if m.ok and m.median is not None:
             vs = "  ".join(f"{harness.speedup_text(m, k)} vs {k}" for k in m.speedup)
-            print(f"{m.row:60.60s} {m.threads:>2} {m.implementation:28.28s} {m.median * 1e6:12.3f} us "
-                  f"{m.throughput:10.4g} {m.unit:8s} {vs}", flush=True)
+            print(f"{head} {m.median * 1e6:12.3f} us {m.throughput:10.4g} {m.unit:8s} {vs}", flush=True)
         else:
-            print(f"{m.row:60.60s} {m.threads:>2} {m.implementation:28.28s} {m.error}", flush=True)
+            print(f"{head} {m.error}", flush=True)
 
-    measurements = harness.run(listed, libraries, peers, threads, repeats, min_time,
-                               timer=harness.TIMERS[args.timer], progress=progress, order=args.order, seed=args.seed,
-                               family_peers=not args.impl)
-    families = dict.fromkeys(item.family for item in listed)
+    interrupted = False
+    try:
+        measurements = harness.run(listed, libraries, peers, threads, repeats, min_time,
+                                   timer=harness.TIMERS[args.timer], progress=progress, order=args.order,
+                                   seed=args.seed, family_peers=not args.impl, starting=starting)
+    except harness.Interrupted as stop:
+        measurements, interrupted = stop.measurements, True
+        done = len(dict.fromkeys((m.case, m.family, m.threads) for m in measurements))
+        print(f"interrupted: {done} of {len(listed) * len(threads)} case(s) measured; writing those", file=sys.stderr)
+    measured = list(dict.fromkeys(m.family for m in measurements))
     report = harness.Report(
         meta={"command": _bench_command(args), "repeats": repeats, "min_time": min_time, "threads": threads,
               "timer": args.timer, "order": args.order, "seed": args.seed, "quick": args.quick,
               "placements": list(harness.PLACEMENTS),
               "environment": harness.environment(libraries, peers),
-              "notes": {family: bench_cases.summary(family) for family in families}},
+              "notes": {family: bench_cases.summary(family) for family in measured}},
         measurements=measurements, errors=errors)
     if args.provisional:
         report.meta["provisional"] = args.provisional
+    if interrupted:
+        report.meta["interrupted"] = True
     for m in measurements:
         if m.budget:
             b = m.budget
@@ -212,25 +333,44 @@ def _bench(args: argparse.Namespace) -> int:
             f"{n} vs {threads[0]}: {r:.2f}x" for n, r in zip(sorted(set(threads))[1:], ratios[1:]) if r))
     for line in harness.family_summary(measurements):
         print(line.replace("**", ""))
-    for path in (args.json, args.md):
+    status = 0
+    outputs: tuple[tuple[str, str | None, Callable[[], str], str], ...] = (
+        ("--json", args.json, lambda: json.dumps(report.to_dict(), indent=1), "json"),
+        ("--md", args.md, lambda: harness.to_markdown(report), "markdown"))
+    for flag, path, text, label in outputs:
         if path:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(report.to_dict(), f, indent=1)
-        print(f"json: {args.json}")
-    if args.md:
-        with open(args.md, "w", encoding="utf-8") as f:
-            f.write(harness.to_markdown(report))
-        print(f"markdown: {args.md}")
-    if args.plot:
+            try:
+                conformance_options.write_text(path, text())
+                print(f"{label}: {path}")
+            except OSError as error:
+                status = _error(f"{flag} {path}: cannot be written ({error.strerror or error})")
+    if args.plot and measurements:
         from simdbind.bench import plot
 
         try:
             print(f"plots: {', '.join(plot.plot(report, args.plot))}")
-        except RuntimeError as error:
-            return _error(str(error))
-    return 0
+        except (RuntimeError, OSError) as error:
+            status = _error(f"--plot {args.plot}: {error.strerror or error}" if isinstance(error, OSError)
+                            else str(error))
+    return 128 + 2 if interrupted else status
+
+
+def _bench_output_problem(args: argparse.Namespace, families: Sequence[str]) -> str | None:
+    """Why an output of `simdbind bench` could not be written (one line naming the option), checked before the
+    work: --json, --md, and --plot's STEM-<family>.png for every family selected (and matplotlib to draw them)."""
+    import importlib.util
+
+    paths = [("--json", args.json), ("--md", args.md)]
+    if args.plot:
+        if importlib.util.find_spec("matplotlib") is None:
+            return "--plot: needs matplotlib (pip install matplotlib)"
+        stem = args.plot[:-4] if args.plot.endswith(".png") else args.plot
+        paths += [("--plot", f"{stem}-{family}.png") for family in families]
+    for flag, path in paths:
+        problem = conformance_options.check_writable(path, flag) if path else None
+        if problem:
+            return problem
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -246,8 +386,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 128 + 2
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose usage errors are one line (the usage is in --help), as every other usage error is."""
+
+    def error(self, message: str) -> NoReturn:
+        _error(f"{self.prog}: {message} (see {self.prog} --help)")
+        sys.exit(2)
+
+
 def _main(argv: Sequence[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="simdbind", description=__doc__)
+    parser = _Parser(prog="simdbind", description=__doc__)
     parser.add_argument("--version", action="version", version=f"simdbind {simdbind.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -259,7 +407,7 @@ def _main(argv: Sequence[str] | None) -> int:
     conf = sub.add_parser("conformance", help="check implementations against the references and write reports",
                           description="Run the conformance cases on the implementations under test, print a summary "
                                       "and write reports. 'simdbind conformance diff OLD.json NEW.json' compares "
-                                      "two JSON reports.")
+                                      "two JSON reports.", epilog=conformance_options.REPORT_RULE)
     conformance_options.add_cli_arguments(conf)
     conf.set_defaults(handler=_conformance, conformance_command=None)
     conf_sub = conf.add_subparsers(dest="conformance_command",
@@ -267,14 +415,18 @@ def _main(argv: Sequence[str] | None) -> int:
     conf_diff = conf_sub.add_parser("diff", help="list regressions and fixes between two JSON reports")
     conf_diff.add_argument("old", metavar="OLD.json")
     conf_diff.add_argument("new", metavar="NEW.json")
-    conformance_merge.add_parser(conf_sub)
-    conformance_explore.add_parser(conf_sub)
+    subcommands = cast("argparse._SubParsersAction[argparse.ArgumentParser]", conf_sub)
+    conformance_merge.add_parser(subcommands)
+    conformance_explore.add_parser(subcommands)
 
     bench = sub.add_parser(
         "bench", help="benchmark the libraries (bundled per ISA, external) against the peers",
         description="Time the family modules' cases (conformance descriptors, simdbind/bench/<family>.py) or one "
         "--case on every library at every ISA, the peers (implementations of the conformance API: every installed "
-        "one by default) and, for memory-bound cases, memcpy of the same bytes.")
+        "one by default) and, for memory-bound cases, memcpy of the same bytes.",
+        epilog="Every output path is checked before the work. Ctrl-C writes what was measured (the cases finished) "
+               "to --json/--md/--plot, marked interrupted, and exits 130. Exit codes: 0 done, 2 a usage error or an "
+               "output that could not be written, 130 interrupted.")
     conformance_options.add_cli_arguments(bench, ("library", "isa", "mode", "impl", "case", "seed"))
     for action in bench._actions:  # the same options as the conformance run's; these two mean something else here
         if action.dest == "case":

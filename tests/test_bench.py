@@ -448,6 +448,48 @@ def test_cli_list_and_argument_errors(capsys):
     assert main(["bench", "--functions", "no such case anywhere"]) == 2
 
 
+def test_cli_progress_has_a_header_a_position_and_names_that_tell_cases_apart(capsys):
+    from simdbind.bench.cases import discover
+
+    listed = [item for item in discover(["unary op=exp"], quick=False)[0]]
+    assert len(listed) >= 2
+    assert main(["bench", "--library", "bundled", "--isa", "base", "--no-peers", "--functions", "unary op=exp",
+                 "--threads", "1,2", "--repeats", "1", "--min-time", "0.0002"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    steps = 2 * len(listed)
+    assert lines[0] == (f"simdbind bench: {len(listed)} case(s) of elementwise x threads 1,2; libraries bundled-base; "
+                        "peers none; timer wall, order auto, 1 samples of >= 0.0002 s")
+    rows = [line for line in lines if line.startswith("[")]
+    width = len(str(steps))
+    for index, item in enumerate(listed * 2, 1):
+        mine = [line for line in rows if line.startswith(f"[{index:>{width}}/{steps}] ")]
+        assert mine and all(f"] {item.descriptor} " in line for line in mine), (index, item.descriptor, rows)
+    names = {line.split("] ", 1)[1][:max(len(item.descriptor) for item in listed)].rstrip() for line in rows}
+    assert names == {item.descriptor for item in listed}  # every case under its own whole name
+
+
+def test_run_interrupted_keeps_the_cases_finished_before(bundled, monkeypatch):
+    from simdbind.bench.cases import from_descriptor
+
+    threads_before = bundled[0].library.threads
+    listed = [from_descriptor(f"unary op=abs size={size}") for size in (16, 32, 64)]
+    real = harness._run_case
+    calls = []
+
+    def stop_at_the_third(item, *args):
+        calls.append(item.descriptor)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(item, *args)
+
+    monkeypatch.setattr(harness, "_run_case", stop_at_the_third)
+    with pytest.raises(harness.Interrupted) as stopped:
+        harness.run(listed, bundled[:1], repeats=1, min_time=0.0)
+    assert isinstance(stopped.value, KeyboardInterrupt)
+    assert [m.case for m in stopped.value.measurements if m.kind == "simdbind"] == [c.descriptor for c in listed[:2]]
+    assert bundled[0].library.threads == threads_before  # the library's settings restored on the way out
+
+
 def test_cli_overhead_rows_have_the_raw_cffi_floor_and_the_budget(tmp_path):
     out_json, out_md = tmp_path / "b.json", tmp_path / "b.md"
     assert main(["bench", "--library", "bundled", "--isa", "base", "--no-peers", "--functions",

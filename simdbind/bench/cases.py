@@ -48,6 +48,10 @@ class Listed(NamedTuple):
     def descriptor(self) -> str:
         return self.case.descriptor
 
+    @property
+    def row(self) -> str:
+        return row(self.family, self.case.function, self.case.descriptor)
+
     def matches(self, patterns: Sequence[str] | None) -> bool:
         """True without patterns, else when a pattern (any case) is the family's name or a substring of the
         descriptor; a family measuring other families' functions (overhead, gil) is only selected by its name, or
@@ -63,6 +67,13 @@ class Listed(NamedTuple):
             if colon and family.strip() == self.family and rest.strip() in descriptor:
                 return True
         return False
+
+
+def row(family: str, function: str, descriptor: str) -> str:
+    """A case's name in progress lines, tables and plots: its whole descriptor (which tells every case apart),
+    after the bench family where that is not the function's own (``overhead: unary op=abs size=16``)."""
+    own = REGISTRY[function].family if function in REGISTRY else family
+    return descriptor if family == own else f"{family}: {descriptor}"
 
 
 def family_modules(package: str = "simdbind.bench") -> list[str]:

@@ -44,7 +44,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from simdbind.bench.cases import Listed, Work, family_module, work
+from simdbind.bench.cases import Listed, Work, family_module, row, work
 from simdbind.conformance.api import Unsupported, prepared
 from simdbind.conformance.implementations import LibraryImplementation, SelectionError, entry_point_names, resolve
 from simdbind.conformance.model import OUTPUTS, REGISTRY, ReusedOutputs, page_placed_bytes
@@ -130,10 +130,8 @@ class Measurement:
 
     @property
     def row(self) -> str:
-        """The case's name in tables and plots: its descriptor, after the bench family where that is not the
-        function's own (``overhead: unary op=abs size=16``)."""
-        own = REGISTRY[self.function].family if self.function in REGISTRY else self.family
-        return self.case if self.family == own else f"{self.family}: {self.case}"
+        """The case's name in tables and plots (see :func:`simdbind.bench.cases.row`)."""
+        return row(self.family, self.function, self.case)
 
     @property
     def ok(self) -> bool:
@@ -357,6 +355,14 @@ class Report:
                 "measurements": [asdict(m) for m in self.measurements]}
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run`: `measurements` holds those of the cases measured to the end before it."""
+
+    def __init__(self, measurements: list[Measurement]) -> None:
+        super().__init__()
+        self.measurements = measurements
+
+
 def _set_threads(libraries: Sequence[Any], count: int) -> None:
     for library in libraries:
         library.set_threads(count)
@@ -369,7 +375,8 @@ def run(listed: Sequence[Listed], libraries: Sequence[LibraryImplementation], pe
         threads: Sequence[int] = (1,), repeats: int = 11, min_time: float = 0.02,
         timer: Callable[[], float] = time.perf_counter,
         progress: Callable[[Measurement], None] | None = None, order: str = "auto",
-        seed: int = DEFAULT_SEED, family_peers: bool = True) -> list[Measurement]:
+        seed: int = DEFAULT_SEED, family_peers: bool = True,
+        starting: Callable[[int, int, Listed, int], None] | None = None) -> list[Measurement]:
     """Measure `listed` cases on every library, family row and peer, at each thread count. See the module doc.
 
     `order`: "interleaved" (round-robin samples, see :func:`measure`), "blocked" (each implementation's samples in
@@ -381,7 +388,9 @@ def run(listed: Sequence[Listed], libraries: Sequence[LibraryImplementation], pe
     PyTorch's block made the next block's 2-thread calls up to twice as slow (0.57x "scaling" for a case that
     scales 1.9x alone). `seed`: the base seed of the cases' inputs (the conformance runner's by default).
     `family_peers`: a family's ``PEERS`` (the names of the peers it compares with, or False for none) narrows
-    `peers` (the default peers); False measures every one of `peers` on every case (peers chosen by name)."""
+    `peers` (the default peers); False measures every one of `peers` on every case (peers chosen by name).
+    `starting(i, n, item, threads)`: called before the i-th of the n (case, thread count) steps. Ctrl-C raises
+    :class:`Interrupted` holding the measurements of the cases finished before it."""
     if order not in ORDERS:
         raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
     loaded = list({id(lib.library): lib.library for lib in libraries}.values())
@@ -390,10 +399,14 @@ def run(listed: Sequence[Listed], libraries: Sequence[LibraryImplementation], pe
     torch = sys.modules.get("torch")
     saved_torch = torch.get_num_threads() if torch is not None else None
     results: list[Measurement] = []
+    step, steps = 0, len(threads) * len(listed)
     try:
         for count in threads:
             _set_threads(loaded, count)
             for item in listed:
+                step += 1
+                if starting:
+                    starting(step, steps, item, count)
                 interleave = order == "interleaved" or (order == "auto" and count == 1)
                 module = family_module(item.family)
                 wanted = getattr(module, "PEERS", True) if family_peers else True
@@ -407,6 +420,8 @@ def run(listed: Sequence[Listed], libraries: Sequence[LibraryImplementation], pe
                 if progress:
                     for m in case_results:
                         progress(m)
+    except KeyboardInterrupt:
+        raise Interrupted(results) from None
     finally:
         for lib in loaded:
             if id(lib) in saved_isa:

@@ -20,12 +20,15 @@ import json
 import multiprocessing
 import re
 import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence, TypedDict
+from typing import TYPE_CHECKING, Any, Iterator, Sequence, TypedDict
 
-from simdbind.conformance import runner
+from simdbind.conformance import options, runner
+from simdbind.conformance.names import error as _error
 from simdbind.conformance.model import REGISTRY, Case, Function
 
 #: Seconds one case may take in the worker before it counts as a hang.
@@ -52,16 +55,23 @@ def _serve(connection: _WorkerEnd, spec: tuple[str, ...], seed: int, modules: tu
 
     from simdbind.conformance.implementations import from_spec
 
+    # Ctrl-C at a terminal reaches the whole process group: the search in the parent handles it and stops this
+    # process (it sees its pipe close), which must not die first with a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for module in modules:
         importlib.import_module(module)
     implementation = from_spec(spec)
     while True:
         try:
             function_name, descriptor = connection.recv()
-        except EOFError:
+        except (EOFError, ConnectionError):  # the search is over (its end of the pipe closed, maybe unread)
             return
         function = REGISTRY[function_name]
-        connection.send(runner.run_case(implementation, function, function.parse(descriptor), seed))
+        result = runner.run_case(implementation, function, function.parse(descriptor), seed)
+        try:
+            connection.send(result)
+        except ConnectionError:  # the search stopped (Ctrl-C) while this case ran
+            return
 
 
 class Worker:
@@ -206,6 +216,7 @@ class Pair:
     seconds: float = 0.0
     counts: dict[str, int] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    interrupted: bool = False  # Ctrl-C stopped the search (what it found so far is kept)
 
 
 class _SearchState(TypedDict):
@@ -230,7 +241,43 @@ class _Failed(Exception):
 
 
 def search(worker: Worker, function: Function, budget: float, seed: int, log: Any = None) -> Pair:
-    """Draw cases of `function` for `budget` seconds; shrink each new kind of finding to a minimal case."""
+    """Draw cases of `function` for `budget` seconds; shrink each new kind of finding to a minimal case. Ctrl-C
+    ends the search with what it found so far (`interrupted` set; a finding being shrunk is kept as shrunk so
+    far)."""
+    with _interrupt_flag() as interrupted:
+        pair = _search(worker, function, budget, seed, log, interrupted)
+    return pair
+
+
+class _Flag:
+    """Set by Ctrl-C during a search."""
+
+    def __init__(self) -> None:
+        self.set = False
+
+
+@contextmanager
+def _interrupt_flag() -> Iterator[_Flag]:
+    """A SIGINT handler for the search that records Ctrl-C before raising KeyboardInterrupt. hypothesis runs Python
+    code in a garbage-collection callback, and an exception raised there is printed and dropped: the flag keeps the
+    Ctrl-C, and the search's test body raises it again at the next case."""
+    flag = _Flag()
+    if threading.current_thread() is not threading.main_thread():
+        yield flag  # signals reach the main thread only
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        flag.set = True
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _search(worker: Worker, function: Function, budget: float, seed: int, log: Any, interrupted: _Flag) -> Pair:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -257,6 +304,8 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
             return outcomes[case.descriptor]
 
         def body(case: Case) -> None:
+            if interrupted.set:
+                raise KeyboardInterrupt  # hypothesis stops at once on it, without shrinking
             now = time.perf_counter()
             target = state["target"]
             if target is None and now >= deadline:
@@ -280,9 +329,11 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
         round_number += 1
         try:
             test()
-        except BaseException:  # _Failed or _OutOfTime, possibly in hypothesis's Flaky group
+        except BaseException as error:  # _Failed or _OutOfTime, possibly in hypothesis's Flaky group; Ctrl-C
+            if isinstance(error, KeyboardInterrupt):
+                interrupted.set = True
             if state["failing"] is None:
-                if state["out_of_time"]:
+                if state["out_of_time"] or interrupted.set:
                     break
                 raise
             case, result = state["failing"]
@@ -294,8 +345,13 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
             known_kinds.add(state["target"])
             if log:
                 log(finding)
+            if interrupted.set:
+                break
         else:
             break  # every example drawn (a tiny space): nothing more to find
+        if interrupted.set:  # a Ctrl-C that hypothesis's garbage-collection callback swallowed
+            break
+    pair.interrupted = interrupted.set
     pair.seconds = time.perf_counter() - start
     return pair
 
@@ -304,17 +360,14 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "explore", help="random search over each function's parameter space; shrinks and prints each finding",
-        description=__doc__.split("\n\n")[0])
-    parser.add_argument("--function", action="append", default=None, help="only this function (repeatable)")
-    parser.add_argument("--library", action="append", default=None,
-                        help="'bundled' or a path (repeatable; default: bundled, plus $SIMD_LIBRARY)")
-    parser.add_argument("--impl", action="append", default=None, help="an implementation selector (repeatable)")
-    parser.add_argument("--isa", default="all", help="ISA of the bundled library, or 'all' (default)")
-    parser.add_argument("--mode", choices=("api", "abi"), default=None, help="load the bundled library in this mode")
-    parser.add_argument("--budget", type=float, default=60.0, metavar="SECONDS",
+        description=__doc__.split("\n\n")[0],
+        epilog="Exit codes: 0 nothing found, 1 a finding, 2 a usage error or an output that could not be written, "
+               "130 interrupted (what was found so far is printed, kept and written).")
+    # The implementations, functions and seed are chosen as a conformance run chooses them.
+    options.add_cli_arguments(parser, ("library", "isa", "mode", "impl", "function", "seed"))
+    parser.add_argument("--budget", type=options.positive_seconds, default=60.0, metavar="SECONDS",
                         help="wall time of the search, shared by every implementation x function (default 60)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the search and of the case inputs")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--timeout", type=options.positive_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"a case running longer is a hang (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--keep", default=None, metavar="FILE",
                         help="append each finding's minimal descriptor to FILE (a regression file)")
@@ -324,11 +377,20 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def main(args: argparse.Namespace) -> int:
+    """Exit status: 0 nothing found, 1 a finding, 2 a usage error (before any work) or an output that could not be
+    written, 130 Ctrl-C (after reporting what was found)."""
     from simdbind.conformance.implementations import implementations
 
     seed = args.seed if args.seed is not None else runner.DEFAULT_SEED
-    chosen = runner.functions(args.function)
-    impls = implementations(args.library, args.isa, args.mode, args.impl)
+    try:
+        chosen = runner.functions(args.function)
+        impls = implementations(args.library, args.isa, args.mode, args.impl)
+    except (KeyError, ValueError) as error:
+        return _error(error.args[0] if isinstance(error, KeyError) and error.args else str(error))
+    for flag, path in (("--keep", args.keep), ("--json", args.json)):
+        problem = options.check_writable(path, flag) if path else None
+        if problem:
+            return _error(problem)
     pairs_total = len(impls) * len(chosen)
     budget = args.budget / max(1, pairs_total)
     print(f"simdbind conformance explore: {len(chosen)} function(s) x {len(impls)} implementation(s), "
@@ -342,39 +404,61 @@ def main(args: argparse.Namespace) -> int:
         print(_describe(finding, findings, seed), flush=True)
 
     start = time.perf_counter()
-    for impl in impls:
-        worker = Worker(impl, seed, args.timeout)
-        try:
-            for function in chosen:
-                try:  # a whole function the implementation lacks (a library without the symbols) is skipped once
-                    reason = impl.unsupported(function.name, None)
-                except Exception:  # an implementation that only answers per case
-                    reason = None
-                if reason:
-                    print(f"  {impl.name} {function.name}: skipped ({reason})")
-                    continue
-                pair = search(worker, function, budget, seed, log)
-                pairs.append(pair)
-                counts = ", ".join(f"{k} {v}" for k, v in sorted(pair.counts.items()))
-                print(f"  {impl.name} {function.name}: {pair.runs} cases in {pair.seconds:.1f} s "
-                      f"({pair.runs / max(pair.seconds, 1e-9):.1f}/s): {counts}", flush=True)
-        finally:
-            worker.stop()
+    interrupted = False
+    try:
+        for impl in impls:
+            worker = Worker(impl, seed, args.timeout)
+            try:
+                for function in chosen:
+                    try:  # a whole function the implementation lacks (a library without the symbols) is skipped once
+                        reason = impl.unsupported(function.name, None)
+                    except Exception:  # an implementation that only answers per case
+                        reason = None
+                    if reason:
+                        print(f"  {impl.name} {function.name}: skipped ({reason})")
+                        continue
+                    pair = search(worker, function, budget, seed, log)
+                    pairs.append(pair)
+                    counts = ", ".join(f"{k} {v}" for k, v in sorted(pair.counts.items()))
+                    print(f"  {impl.name} {function.name}: {pair.runs} cases in {pair.seconds:.1f} s "
+                          f"({pair.runs / max(pair.seconds, 1e-9):.1f}/s): {counts}", flush=True)
+                    if pair.interrupted:
+                        raise KeyboardInterrupt
+            finally:
+                worker.stop()
+    except KeyboardInterrupt:
+        interrupted = True
+        print("explore: interrupted; what was found so far follows", flush=True)
     seconds = time.perf_counter() - start
     runs = sum(p.runs for p in pairs)
     print(f"explore: {runs} cases in {seconds:.1f} s = {runs / max(seconds, 1e-9):.1f} cases/s; "
           f"{findings} finding(s)")
+    status = _write_outputs(args, pairs, seed, seconds, interrupted)
+    return 128 + 2 if interrupted else status or (1 if findings else 0)
+
+
+def _write_outputs(args: argparse.Namespace, pairs: list[Pair], seed: int, seconds: float, interrupted: bool) -> int:
+    """Append the findings to --keep and write --json; 2 (after a one-line error each) when one cannot be written."""
+
+    status = 0
     every = [f for p in pairs for f in p.findings]
     if args.keep and every:
         path = Path(args.keep)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a") as handle:
-            for finding in every:
-                handle.write(f"{finding.case.descriptor}  # {finding.kind} on {finding.implementation.name}\n")
-        print(f"kept {len(every)} minimal case(s) in {path}")
+        lines = "".join(f"{finding.case.descriptor}  # {finding.kind} on {finding.implementation.name}\n"
+                        for finding in every)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a") as handle:
+                handle.write(lines)
+            print(f"kept {len(every)} minimal case(s) in {path}")
+        except OSError as error:
+            status = _error(f"--keep {path}: cannot be written ({error.strerror or error})")
     if args.json:
-        Path(args.json).write_text(json.dumps(_as_json(pairs, seed, seconds), indent=1))
-    return 1 if findings else 0
+        try:
+            options.write_text(args.json, json.dumps(_as_json(pairs, seed, seconds, interrupted), indent=1))
+        except OSError as error:
+            status = _error(f"--json {args.json}: cannot be written ({error.strerror or error})")
+    return status
 
 
 def _describe(finding: Finding, number: int, seed: int) -> str:
@@ -390,8 +474,8 @@ def _describe(finding: Finding, number: int, seed: int) -> str:
         "  catalogue entry:", "    " + entry.replace("\n", "\n    ")])
 
 
-def _as_json(pairs: list[Pair], seed: int, seconds: float) -> dict[str, Any]:
-    return {"seed": seed, "seconds": seconds, "cases": sum(p.runs for p in pairs),
+def _as_json(pairs: list[Pair], seed: int, seconds: float, interrupted: bool = False) -> dict[str, Any]:
+    return {"seed": seed, "seconds": seconds, "interrupted": interrupted, "cases": sum(p.runs for p in pairs),
             "pairs": [{"implementation": p.implementation.name, "function": p.function.name, "cases": p.runs,
                        "seconds": p.seconds, "counts": p.counts,
                        "findings": [{"kind": f.kind, "minimal": f.case.descriptor, "first": f.first_case.descriptor,

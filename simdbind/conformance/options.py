@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -28,14 +29,21 @@ def positive_int(text: str) -> int:
     return value
 
 
-def non_negative_int(text: str) -> int:
-    """argparse type: an integer >= 0 (a seed)."""
+#: The largest seed: seeds are integers 0 <= seed <= MAX_SEED, the range a report's integers have (schema.py), so
+#: that every seed a command takes is one its reports, `diff` and `merge` take back, and every repro line it prints
+#: is accepted by `simdbind conformance --seed`.
+MAX_SEED = 2 ** 63 - 1
+
+
+def seed(text: str) -> int:
+    """argparse type: a seed, an integer 0 <= seed <= MAX_SEED."""
+    rule = f"must be an integer from 0 to {MAX_SEED} (2**63-1)"
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"{rule}, got {text[:40]!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"{rule}, got {text[:40]!r}")
     return value
 
 
@@ -44,7 +52,7 @@ def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
     return value
@@ -112,20 +120,66 @@ OPTIONS: tuple[Option, ...] = (
            "(repeatable: all must match)", action="append", metavar="PATTERN", short="-k"),
     Option("case", "only the case with exactly this descriptor, whatever the profile (a repro)",
            metavar="DESCRIPTOR"),
-    Option("seed", "base seed of the case inputs", type=non_negative_int, metavar="N"),
+    Option("seed", "base seed of the case inputs", type=seed, metavar="N"),
     Option("workers", "worker processes, or 'auto' (default 1: in this process; at most the CPUs available); "
            "results do not depend on it", default="1", metavar="N", short="-n", pytest=False),
     Option("list", "list the selected cases and exit", action="store_true", default=False, pytest=False),
     Option("no-progress", "no progress display", action="store_true", default=False, pytest=False),
-    Option("report-json", "JSON report ('' for none)", metavar="FILE", cli_default="reports/conformance.json",
+    Option("report-json", "write the JSON report to FILE", metavar="FILE", report=True),
+    Option("junit-xml", "write the JUnit XML report to FILE (in pytest: --junitxml)", metavar="FILE", pytest=False,
            report=True),
-    Option("junit-xml", "JUnit XML report ('' for none; in pytest: --junitxml)", metavar="FILE",
-           cli_default="reports/conformance.xml", pytest=False, report=True),
-    Option("report-md", "Markdown summary for a CI page ('' for none)", metavar="FILE",
-           cli_default="reports/conformance.md", report=True),
-    Option("report-html", "self-contained HTML matrix ('' for none)", metavar="FILE",
-           cli_default="reports/conformance.html", report=True),
+    Option("report-md", "write the Markdown summary for a CI page to FILE", metavar="FILE", report=True),
+    Option("report-html", "write the self-contained HTML matrix to FILE", metavar="FILE", report=True),
+    Option("reports", "write the four reports as DIR/conformance.{json,xml,md,html}; refused when DIR holds one "
+           "already", metavar="DIR", pytest=False),
+    Option("no-reports", "write no report", action="store_true", default=False, pytest=False),
 )
+
+
+#: The file name of each report in a folder of reports (``--reports DIR``, or a run's own folder).
+REPORT_FILES = {"report-json": "conformance.json", "junit-xml": "conformance.xml", "report-md": "conformance.md",
+                "report-html": "conformance.html"}
+#: A run told nowhere writes its reports in a new folder of its own under this one, named by its UTC start time and
+#: a random id (:func:`run_folder`): it never writes over the reports of an earlier run.
+RUNS_FOLDER = "reports"
+#: Where the reports of a conformance run go; the command's help and docs/reports.md say the same.
+REPORT_RULE = (
+    "Reports: --report-json/--junit-xml/--report-md/--report-html FILE write exactly those files; --reports DIR "
+    "writes all four into DIR (refused when DIR holds one already); with neither, a run writes all four into a new "
+    f"folder of its own, {RUNS_FOLDER}/<UTC time>-<id>/, so no run writes over another's reports; --no-reports "
+    "writes none. Exit codes: 0 all passed, 1 a case failed, 2 a usage error or a report that could not be "
+    "written, 130 interrupted (the reports of what ran are written and marked interrupted).")
+
+
+def run_folder(now: Any = None) -> str:
+    """A new run's own report folder: ``reports/<UTC time>-<6 hex digits>`` (not created here)."""
+    import datetime
+    import secrets
+
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    return os.path.join(RUNS_FOLDER, f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}")
+
+
+def report_paths(args: argparse.Namespace) -> tuple[dict[str, str], str | None]:
+    """({report option name: path}, the run's own folder or None) by the rule of :data:`REPORT_RULE`. Raises
+    ValueError (one line naming the option) for contradictory options or a --reports folder that holds a report."""
+    named = {o.name: value for o in OPTIONS if o.report and o.cli and (value := getattr(args, o.dest, None))}
+    folder = getattr(args, "reports", None)
+    if getattr(args, "no_reports", False):
+        if named or folder:
+            given = next(f"--{name}" for name in named) if named else "--reports"
+            raise ValueError(f"--no-reports: cannot be combined with {given}")
+        return {}, None
+    if folder:
+        kept = [name for name in REPORT_FILES.values() if os.path.lexists(os.path.join(folder, name))]
+        if kept:
+            raise ValueError(f"--reports {folder}: already holds {kept[0]}; a run never writes over earlier "
+                             "reports: name a new folder, or remove them")
+        return {name: os.path.join(folder, file) for name, file in REPORT_FILES.items()} | named, None
+    if named:
+        return named, None
+    own = run_folder()
+    return {name: os.path.join(own, file) for name, file in REPORT_FILES.items()}, own
 
 
 def add_cli_arguments(parser: argparse.ArgumentParser, names: Sequence[str] | None = None) -> None:
@@ -154,7 +208,8 @@ def cli_command(args: argparse.Namespace, prefix: Sequence[str], exclude: Sequen
     defaults, after `prefix`; not `exclude`, the reports or the display)."""
     words = list(prefix)
     for option in OPTIONS:
-        if not option.cli or option.name in ("list", "no-progress", "workers", *exclude) or option.report:
+        if (not option.cli or option.name in ("list", "no-progress", "workers", "reports", "no-reports", *exclude)
+                or option.report):
             continue
         value = getattr(args, option.dest, None)
         if value is None or value == option.cli_value_default or value is False:
@@ -182,8 +237,11 @@ def check_writable(path: str, flag: str) -> str | None:
         return f"{flag} {path}: is a directory"
     if target.exists():
         try:
-            with open(target, "a", encoding="utf-8"):
-                pass
+            if stat.S_ISFIFO(target.stat().st_mode):  # opened without waiting: a pipe with no reader is refused
+                os.close(os.open(target, os.O_WRONLY | os.O_NONBLOCK))
+            else:
+                with open(target, "a", encoding="utf-8"):
+                    pass
         except OSError as error:
             return f"{flag} {path}: cannot be written ({error.strerror or error})"
         return None
@@ -198,6 +256,29 @@ def check_writable(path: str, flag: str) -> str | None:
     except OSError as error:
         return f"{flag} {path}: cannot create files in {parent} ({error.strerror or error})"
     return None
+
+
+def write_text(path: str, text: str) -> None:
+    """Write `text` to `path` whole or not at all (missing parent folders made): a regular file through a temporary
+    file beside it, renamed over it only when complete, so that a failure (a full disk) leaves what was there;
+    what is not a regular file (a device, a pipe, a symbolic link) is written directly."""
+    import tempfile
+    from pathlib import Path
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
 
 
 def report_problems(value: Callable[[Option], Any], flag: Callable[[Option], str]) -> list[str]:
