@@ -246,7 +246,13 @@ def _bench(args: argparse.Namespace) -> int:
             return _error(str(error) if str(error).startswith("--case") else f"--case: {error}")
     else:
         patterns = [p.strip() for item in (args.functions or []) for p in item.split(",") if p.strip()]
-        listed, errors = bench_cases.discover(patterns, quick=args.quick)
+        every, errors = bench_cases.discover(quick=args.quick)
+        for pattern in patterns:
+            if not any(item.matches([pattern]) for item in every):
+                names = dict.fromkeys([item.family for item in every] + [item.case.function for item in every])
+                return _error(f"--functions {pattern!r}: selects no case (a family, or part of a descriptor)"
+                              f"{conformance_names.did_you_mean(pattern, names)}")
+        listed = [item for item in every if item.matches(patterns)]
     for module, message in errors.items():
         print(f"warning: {module}: {message}", file=sys.stderr)
     if args.list:

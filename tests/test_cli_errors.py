@@ -87,6 +87,20 @@ def test_bench_case_values_outside_the_domain_are_refused():
     refused(run("bench", "--case", "eltwise op=maxx count=2 size=17"), "--case", "op=maxx", "did you mean 'max'")
 
 
+def test_bench_functions_that_select_nothing_are_refused_with_the_closest_name():
+    refused(run("bench", "--list", "--functions", "elementwise,poling"), "--functions 'poling'", "selects no case",
+            "did you mean 'pooling'")
+
+
+def test_plot_without_matplotlib_is_refused_before_the_work():
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is not None:
+        pytest.skip("matplotlib is installed")
+    refused(run("bench", "--case", CASE, "--isa", "base", "--no-peers", "--plot", "fig"), "--plot",
+            "needs matplotlib")
+
+
 def test_case_filter_beside_case_is_refused():
     refused(run("conformance", "--list", "--case", CASE, "-k", "size=17"), "-k", "cannot be combined with --case")
 

@@ -72,6 +72,10 @@ def test_conformance_interrupted_prints_the_summary_and_writes_reports_marked_in
     total = int(stderr.split("interrupted: ", 1)[1].split(" of ", 1)[1].split()[0])
     assert 0 < len(report["results"]) < total
     assert (tmp_path / "out" / "conformance.html").is_file() and (tmp_path / "out" / "conformance.xml").is_file()
+    partial = str(tmp_path / "out" / "conformance.json")
+    readback = subprocess.run([sys.executable, "-m", "simdbind", "conformance", "diff", partial, partial],
+                              capture_output=True, text=True)
+    assert readback.returncode == 0 and "Traceback" not in readback.stderr, readback.stderr  # diff reads it
 
 
 def test_bench_interrupted_writes_the_cases_it_finished(tmp_path):
