@@ -142,7 +142,7 @@ REPORT_FILES = {"report-json": "conformance.json", "junit-xml": "conformance.xml
 #: A run told nowhere writes its reports in a new folder of its own under this one, named by its UTC start time and
 #: a random id (:func:`run_folder`): it never writes over the reports of an earlier run.
 RUNS_FOLDER = "reports"
-#: Where the reports of a conformance run go; the command's help and docs/reports.md say the same.
+#: Where the reports of a conformance run go, and its exit codes: its --help prints this; docs/commands.md says more.
 REPORT_RULE = (
     "Reports: --report-json/--junit-xml/--report-md/--report-html FILE write exactly those files; --reports DIR "
     "writes all four into DIR (refused when DIR holds one already); with neither, a run writes all four into a new "
