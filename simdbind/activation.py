@@ -14,7 +14,7 @@ name           value                                            params (C order)
 identity       ``x``                                            none
 relu           ``Max(0, x)``                                    none
 leaky_relu     ``Max(0, x) + slope * Min(x, 0)``                slope
-restrict_range ``Max(lower, Min(upper, x))``                    lower, upper
+restrict_range ``Min(Max(lower, x), upper)``                    lower, upper
 prelu          ``Max(0, x) + slope[c] * Min(x, 0)``             one slope per output channel / column
 elu            ``x >= 0 ? x : alpha * (exp(x) - 1)``            alpha
 hswish         ``Max(Min(x, shift) + shift, 0) * scale * x``    shift, scale
@@ -25,12 +25,12 @@ gelu           ``x * (erf(x / sqrt(2)) + 1) / 2``               none
 ============== ================================================ ==============================================
 
 Parameter rules (checked by :func:`resolve`, before any C code runs), those of every float parameter of simdbind
-(the manual's Python API guide, "Arguments"): every parameter must be a finite real number within float32's range, except that
-``restrict_range`` bounds may be infinite (a one-sided clamp); ``prelu`` needs exactly one slope per channel. NaN is
-refused everywhere: it would silently turn whole outputs into NaN (or not, depending on the comparison order),
-which is never what a caller means. ``restrict_range`` with ``lower > upper`` is accepted: the C formula defines it
-(``Max(lower, Min(upper, x))`` is ``lower`` everywhere, upstream and bundled alike; note that ONNX ``Clip`` and
-``torch.clamp`` give ``upper`` there).
+(the manual's Python API guide, "Arguments"): every parameter must be a finite real number within float32's range,
+except that ``restrict_range`` bounds may be infinite (a one-sided clamp); ``prelu`` needs exactly one slope per
+channel. NaN is refused everywhere: it would silently turn whole outputs into NaN (or not, depending on the
+comparison order), which is never what a caller means. ``restrict_range`` with ``lower > upper`` is accepted: the C formula defines it
+(``Min(Max(lower, x), upper)`` is ``upper`` everywhere, upstream and bundled alike, as ONNX ``Clip`` and
+``torch.clamp`` give; a NaN input becomes ``upper``).
 """
 
 from __future__ import annotations
@@ -203,7 +203,10 @@ def leaky_relu(slope: float) -> ActivationSpec:
 
 
 def restrict_range(lower: float, upper: float) -> ActivationSpec:
-    """Clamp to ``[lower, upper]``; bounds may be infinite (a one-sided clamp).
+    """``Min(Max(lower, x), upper)``: a clamp to ``[lower, upper]``; bounds may be infinite (a one-sided clamp).
+
+    With ``lower > upper`` every output is ``upper``, as ONNX ``Clip`` and ``torch.clamp`` give; a NaN input
+    becomes ``upper``.
 
     Parameters
     ----------

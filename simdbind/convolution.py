@@ -635,8 +635,8 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, st
     Returns
     -------
     numpy.ndarray
-        `out`, or a new float32 array: ``(N, dstC, OH, OW)`` / ``(dstC, OH, OW)`` for ``"nchw"``, ``(N, OH, OW, dstC)`` /
-        ``(OH, OW, dstC)`` for ``"nhwc"``.
+        `out`, or a new float32 array: ``(N, dstC, OH, OW)`` / ``(dstC, OH, OW)`` for ``"nchw"``,
+        ``(N, OH, OW, dstC)`` / ``(OH, OW, dstC)`` for ``"nhwc"``.
 
     Raises
     ------

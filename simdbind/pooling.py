@@ -199,8 +199,13 @@ def pooling_average(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int 
     >>> simdbind.pooling_average(x, 2, stride=2, exclude_pad=True)
     array([[[ 2.5,  4.5],
             [10.5, 12.5]]], dtype=float32)
-    >>> simdbind.pooling_average(x, 2, stride=2, pad=((0, 1), (0, 1)), exclude_pad=False)[0, 2]  # PyTorch's divisor
-    array([ 6.25,  6.75, 3.75], dtype=float32)
+    >>> y = np.arange(9, dtype=np.float32).reshape(1, 3, 3)    # the last windows reach into the end pad:
+    >>> simdbind.pooling_average(y, 2, stride=2, pad=((0, 1), (0, 1)), exclude_pad=True)   # ONNX's default divisor
+    array([[[2. , 3.5],
+            [6.5, 8. ]]], dtype=float32)
+    >>> simdbind.pooling_average(y, 2, stride=2, pad=((0, 1), (0, 1)), exclude_pad=False)  # PyTorch's default
+    array([[[2.  , 1.75],
+            [3.25, 2.  ]]], dtype=float32)
     """
     key = None
     if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _checks.py
