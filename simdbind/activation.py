@@ -523,7 +523,7 @@ def resolve(activation: Any, params: Any, channels: int, argument: str = "activa
     --------
     >>> from simdbind.activation import resolve
     >>> resolve("restrict_range", [0, 6], channels=8)
-    (2, array([0., 6.], dtype=float32))
+    (3, array([0., 6.], dtype=float32))
     >>> resolve("relu", None, channels=8)
     (1, None)
     >>> resolve("leaky_relu", None, channels=8)

@@ -158,18 +158,6 @@ class Convolution32f(NativeContext):
     library
         The Simd library (default: :func:`simdbind.default_library`).
 
-    The context keeps private read-only copies of weight, bias and params for its whole life, so later changes to
-    the caller's arrays never reach it. :meth:`forward` may be called from several threads at once: on the bundled
-    library every call gets its own scratch (the C context is then only read); on an external library the calls
-    are serialized by a lock, because upstream mutates the context during Forward (it grows its lazy buffer and GEMM statistics, and Info rewrites its string). A context
-    cannot be copied or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
-
-    Every field is checked before Init (upstream dies with SIGFPE on stride 0 or kernel 0, and accepts a group that
-    does not divide the channels or an activation >= 11); an Init that still returns NULL becomes an error naming
-    the rule. The bundled library chooses its algorithm per shape and names it in :attr:`info`: ``DepthwiseNchw``,
-    ``DepthwiseNhwc``, ``Direct1x1``, ``WinogradF4x4``, ``WinogradF2x2``, ``NhwcDirect`` or ``GemmNN``; bias and
-    activation are fused into the GEMM epilogue, and the work is split over ``library.set_threads`` threads.
-
     Raises
     ------
     ArgumentError
@@ -187,6 +175,20 @@ class Convolution32f(NativeContext):
     See Also
     --------
     conv2d : the one-shot function.
+
+    Notes
+    -----
+    The context keeps private read-only copies of weight, bias and params for its whole life, so later changes to
+    the caller's arrays never reach it. :meth:`forward` may be called from several threads at once: on the bundled
+    library every call gets its own scratch (the C context is then only read); on an external library the calls
+    are serialized by a lock, because upstream mutates the context during Forward (it grows its lazy buffer and GEMM statistics, and Info rewrites its string). A context
+    cannot be copied or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
+
+    Every field is checked before Init (upstream dies with SIGFPE on stride 0 or kernel 0, and accepts a group that
+    does not divide the channels or an activation >= 11); an Init that still returns NULL becomes an error naming
+    the rule. The bundled library chooses its algorithm per shape and names it in :attr:`info`: ``DepthwiseNchw``,
+    ``DepthwiseNhwc``, ``Direct1x1``, ``WinogradF4x4``, ``WinogradF2x2``, ``NhwcDirect`` or ``GemmNN``; bias and
+    activation are fused into the GEMM epilogue, and the work is split over ``library.set_threads`` threads.
 
     Examples
     --------

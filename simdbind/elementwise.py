@@ -463,7 +463,7 @@ def lrn(x: ArrayLike, half: int, k: ArrayLike, layout: str | TensorFormat = "nch
     --------
     >>> x = np.ones((3, 1, 1), np.float32)             # 3 channels of one pixel
     >>> np.round(simdbind.lrn(x, 1, (1.0, 1.0, -0.5))[:, 0, 0], 6)  # x / sqrt(1 + window sum of x**2)
-    array([0.57735 , 0.5     , 0.57735 ], dtype=float32)
+    array([0.57735, 0.5    , 0.57735], dtype=float32)
     """
     layout = _layout(layout)
     array = input_array(x, "x", np.float32)
@@ -542,7 +542,7 @@ def lrn_onnx(x: ArrayLike, size: int, alpha: float = 1e-4, beta: float = 0.75, b
     --------
     >>> x = np.ones((3, 1, 1), np.float32)
     >>> np.round(simdbind.lrn_onnx(x, size=3, alpha=3.0, beta=0.5, bias=1.0)[:, 0, 0], 6)
-    array([0.57735 , 0.5     , 0.57735 ], dtype=float32)
+    array([0.57735, 0.5    , 0.57735], dtype=float32)
     """
     size = size_arg(size, "size", minimum=1)
     if size % 2 == 0:

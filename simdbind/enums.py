@@ -76,7 +76,7 @@ class Activation(enum.IntEnum):
     Examples
     --------
     >>> simdbind.Activation.RESTRICT_RANGE, simdbind.Activation(1)
-    (<Activation.RESTRICT_RANGE: 2>, <Activation.RELU: 1>)
+    (<Activation.RESTRICT_RANGE: 3>, <Activation.RELU: 1>)
     """
     IDENTITY = _c("SimdConvolutionActivationIdentity")
     RELU = _c("SimdConvolutionActivationRelu")
@@ -110,7 +110,7 @@ class TensorData(enum.IntEnum):
     Examples
     --------
     >>> simdbind.TensorData.FLOAT32, simdbind.TensorData.BFLOAT16
-    (<TensorData.FLOAT32: 1>, <TensorData.BFLOAT16: 8>)
+    (<TensorData.FLOAT32: 0>, <TensorData.BFLOAT16: 7>)
     """
     FLOAT32 = _c("SimdTensorData32f")
     INT32 = _c("SimdTensorData32i")

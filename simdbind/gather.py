@@ -88,14 +88,6 @@ class GatherElements(NativeContext):
     library
         The Simd library (default: :func:`simdbind.default_library`).
 
-    Calls are serialised by a lock, so one context may be shared by threads. Use ``close()`` or ``with`` to
-    release the C context early; otherwise it is released when the object is collected. A context cannot be
-    copied or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
-
-    A constant index is read once: the bundled library keeps it as positions along the axis (1, 2 or 4 bytes each,
-    by the axis's size; :attr:`internal_buffer_size`), so a call reads a quarter or an eighth of the index bytes and
-    checks nothing again.
-
     Raises
     ------
     DTypeError
@@ -111,6 +103,16 @@ class GatherElements(NativeContext):
     See Also
     --------
     gather_elements : the one-shot function.
+
+    Notes
+    -----
+    Calls are serialised by a lock, so one context may be shared by threads. Use ``close()`` or ``with`` to
+    release the C context early; otherwise it is released when the object is collected. A context cannot be
+    copied or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
+
+    A constant index is read once: the bundled library keeps it as positions along the axis (1, 2 or 4 bytes each,
+    by the axis's size; :attr:`internal_buffer_size`), so a call reads a quarter or an eighth of the index bytes and
+    checks nothing again.
 
     Examples
     --------

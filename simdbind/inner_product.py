@@ -85,12 +85,6 @@ class InnerProduct32f(NativeContext):
     library
         The Simd library (default: :func:`simdbind.default_library`).
 
-    The object is thread-safe (calls are serialised by a lock: upstream contexts are not reentrant) and releases
-    the C context on :meth:`close`, at the end of a ``with`` block, or when garbage collected. It cannot be copied
-    or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead. It keeps private read-only
-    copies of weight, bias and params for its whole life. ``internal_buffer_size`` and ``external_buffer_size``
-    are the library's buffer sizes in floats; ``isa`` is the ISA the context was created at.
-
     Raises
     ------
     ArgumentError
@@ -105,6 +99,14 @@ class InnerProduct32f(NativeContext):
     See Also
     --------
     inner_product : the one-vector layer without a context.
+
+    Notes
+    -----
+    The object is thread-safe (calls are serialised by a lock: upstream contexts are not reentrant) and releases
+    the C context on :meth:`close`, at the end of a ``with`` block, or when garbage collected. It cannot be copied
+    or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead. It keeps private read-only
+    copies of weight, bias and params for its whole life. ``internal_buffer_size`` and ``external_buffer_size``
+    are the library's buffer sizes in floats; ``isa`` is the ISA the context was created at.
 
     Examples
     --------
@@ -445,7 +447,7 @@ def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str
     compatibility
         ``"precise"``: every product summed exactly (int32 wraps past 2**31, as in C). ``"overflow"`` and
         ``"narrowed"``: the products of each pair (2m, 2m+1) along K are summed and clamped to int16 first (SSSE3
-        pmaddubsw semantics); with ``"narrowed"`` data (src <= 180, |weight| <= 90) the clamp never triggers.
+        pmaddubsw semantics); with ``"narrowed"`` data (src <= 180, ``|weight| <= 90``) the clamp never triggers.
     out
         Optional int32 (N,) or (M, N).
     emulate_precise

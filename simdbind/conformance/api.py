@@ -115,6 +115,7 @@ class Implementation(Protocol):
 
         Examples
         --------
+        >>> import simdbind.conformance.cases                   # registers every function's cases
         >>> from simdbind.conformance.model import case_from_descriptor
         >>> from simdbind.conformance.implementations import implementations
         >>> bundled = implementations(["bundled"], isa="base")[0]
@@ -148,6 +149,7 @@ class Implementation(Protocol):
 
         Examples
         --------
+        >>> import simdbind.conformance.cases               # registers every function's cases
         >>> from simdbind.conformance.model import REGISTRY, case_from_descriptor
         >>> from simdbind.conformance.implementations import implementations
         >>> bundled = implementations(["bundled"], isa="base")[0]

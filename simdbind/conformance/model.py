@@ -80,6 +80,7 @@ class Case:
 
     Examples
     --------
+    >>> import simdbind.conformance.cases                   # registers every function's cases
     >>> from simdbind.conformance.model import case_from_descriptor
     >>> case = case_from_descriptor("eltwise op=max count=2 size=17")
     >>> case.function, case.params["op"], case.params["size"], case.group
@@ -109,6 +110,7 @@ class Case:
 
         Examples
         --------
+        >>> import simdbind.conformance.cases                   # registers every function's cases
         >>> from simdbind.conformance.model import case_from_descriptor
         >>> case = case_from_descriptor("eltwise op=max count=2 size=17")
         >>> case.seed(1) == case.seed(1) != case.seed(2)
@@ -131,6 +133,7 @@ class Case:
 
         Examples
         --------
+        >>> import simdbind.conformance.cases                   # registers every function's cases
         >>> from simdbind.conformance.model import case_from_descriptor
         >>> case = case_from_descriptor("unary op=exp size=5")
         >>> case.rng(7).random() == case.rng(7).random()
