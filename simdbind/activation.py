@@ -28,9 +28,9 @@ Parameter rules (checked by :func:`resolve`, before any C code runs), those of e
 (the manual's Python API guide, "Arguments"): every parameter must be a finite real number within float32's range,
 except that ``restrict_range`` bounds may be infinite (a one-sided clamp); ``prelu`` needs exactly one slope per
 channel. NaN is refused everywhere: it would silently turn whole outputs into NaN (or not, depending on the
-comparison order), which is never what a caller means. ``restrict_range`` with ``lower > upper`` is accepted: the C formula defines it
-(``Min(Max(lower, x), upper)`` is ``upper`` everywhere, upstream and bundled alike, as ONNX ``Clip`` and
-``torch.clamp`` give; a NaN input becomes ``upper``).
+comparison order), which is never what a caller means. ``restrict_range`` with ``lower > upper`` is accepted: the C
+formula defines it (``Min(Max(lower, x), upper)`` is ``upper`` everywhere, upstream and bundled alike, as ONNX
+``Clip`` and ``torch.clamp`` give; a NaN input becomes ``upper``).
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ def prelu(slopes: Any) -> ActivationSpec:
     DTypeError
         `slopes` is not an array of real numbers.
     ArgumentError
-        `slopes` is empty, not 1-d, or holds a value that is not finite. A function that takes the spec refuses
+        `slopes` is empty, not 1-d, or holds a value that is not finite. A function that takes the activation refuses
         a count other than its output channels.
 
     Examples

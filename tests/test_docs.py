@@ -38,7 +38,7 @@ SECTION_CITATION = re.compile(r"\bspec(?:'s)?\s+(?:section\s+)?\d+(?:\.\d+)*|§|
 SECTION_NUMBER = re.compile(r"^\s*\d+(\.\d+)*\b")
 TEXT_FILES = (".py", ".pyi", ".c", ".h", ".md", ".json", ".txt", ".rst", ".sh", ".toml")
 #: A path of a particular machine: a home, the root's home, a work or scratch directory.
-MACHINE_PATH = re.compile(r"(?<![\w.$}-])/(?:work|root|home|tmp)/\w")
+MACHINE_PATH = re.compile(r"(?<![\w.$}-])/(?:work|root|home|tmp)/[\w.]")
 #: A work session named as such ("Session 4", "this session's code"); ONNX Runtime's and pytest's sessions are fine.
 WORK_SESSION = re.compile(r"\bsessions?\s+\d|\b(?:this|that|earlier|previous|next|same|day's)\s+sessions?\b",
                           re.IGNORECASE)
