@@ -104,7 +104,7 @@ def flag(value: Any, name: str) -> bool:
 
 def real(value: Any, name: str, *, allow_inf: bool = False) -> float:
     """A float parameter: a real number (not bool), finite (infinities only where `allow_inf`), NaN never, and
-    within float32's range, since the C side reads it as a float (README, "Arguments")."""
+    within float32's range, since the C side reads it as a float (docs/guide/python-api.md, "Arguments")."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ArgumentError(f"{name}: must be a real number, got {value!r}")
     try:

@@ -130,11 +130,42 @@ class NativeContext:
 
     @property
     def closed(self) -> bool:
+        """Whether :meth:`close` was called.
+
+        Examples
+        --------
+        >>> gather = simdbind.GatherElements(np.float32, np.int32, (3,), (2,), axis=0)
+        >>> gather.closed
+        False
+        >>> gather.close()
+        >>> gather.closed
+        True
+        """
         return self._handle is None
 
     def close(self) -> None:
-        """Release the C context (idempotent). Calls that other threads have in flight finish first: the context
-        is released when the last of them returns. Later calls raise :class:`ContextClosedError`."""
+        """Release the C context (idempotent).
+
+        Calls that other threads have in flight finish first: the context is released when the last of them
+        returns. Later calls raise :class:`~simdbind.ContextClosedError`. A ``with`` block closes the context at
+        its end; a context never closed is released when it is garbage-collected.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> data = np.array([10, 20, 30], np.float32)
+        >>> with simdbind.GatherElements(np.float32, np.int32, (3,), (2,), axis=0) as gather:
+        ...     gather(data, np.array([2, 0], np.int32))
+        array([30., 10.], dtype=float32)
+        >>> gather.close()                                     # again: nothing happens
+        >>> gather(data, np.array([2, 0], np.int32))
+        Traceback (most recent call last):
+        ...
+        simdbind.errors.ContextClosedError: GatherElements: the context is closed
+        """
         self._handle = None
 
     def __enter__(self) -> Self:

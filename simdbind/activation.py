@@ -14,7 +14,7 @@ name           value                                            params (C order)
 identity       ``x``                                            none
 relu           ``Max(0, x)``                                    none
 leaky_relu     ``Max(0, x) + slope * Min(x, 0)``                slope
-restrict_range ``Max(lower, Min(upper, x))``                    lower, upper
+restrict_range ``Min(Max(lower, x), upper)``                    lower, upper
 prelu          ``Max(0, x) + slope[c] * Min(x, 0)``             one slope per output channel / column
 elu            ``x >= 0 ? x : alpha * (exp(x) - 1)``            alpha
 hswish         ``Max(Min(x, shift) + shift, 0) * scale * x``    shift, scale
@@ -25,12 +25,12 @@ gelu           ``x * (erf(x / sqrt(2)) + 1) / 2``               none
 ============== ================================================ ==============================================
 
 Parameter rules (checked by :func:`resolve`, before any C code runs), those of every float parameter of simdbind
-(README, "Arguments"): every parameter must be a finite real number within float32's range, except that
-``restrict_range`` bounds may be infinite (a one-sided clamp); ``prelu`` needs exactly one slope per channel. NaN is
-refused everywhere: it would silently turn whole outputs into NaN (or not, depending on the comparison order),
-which is never what a caller means. ``restrict_range`` with ``lower > upper`` is accepted: the C formula defines it
-(``Max(lower, Min(upper, x))`` is ``lower`` everywhere, upstream and bundled alike; note that ONNX ``Clip`` and
-``torch.clamp`` give ``upper`` there).
+(the manual's Python API guide, "Arguments"): every parameter must be a finite real number within float32's range,
+except that ``restrict_range`` bounds may be infinite (a one-sided clamp); ``prelu`` needs exactly one slope per
+channel. NaN is refused everywhere: it would silently turn whole outputs into NaN (or not, depending on the
+comparison order), which is never what a caller means. ``restrict_range`` with ``lower > upper`` is accepted: the C
+formula defines it (``Min(Max(lower, x), upper)`` is ``upper`` everywhere, upstream and bundled alike, as ONNX
+``Clip`` and ``torch.clamp`` give; a NaN input becomes ``upper``).
 """
 
 from __future__ import annotations
@@ -82,13 +82,41 @@ _DEFAULTS: dict[Activation, tuple[float, ...] | None] = {
 
 @dataclass(frozen=True, eq=False)
 class ActivationSpec:
-    """An activation kind with its parameters (C order). Prelu keeps its slopes as a read-only float32 array."""
+    """An activation kind with its parameters (C order). Prelu keeps its slopes as a read-only float32 array.
+
+    Made by the constructors of this module; :class:`InnerProduct32f <simdbind.InnerProduct32f>`,
+    :class:`Convolution32f <simdbind.Convolution32f>` and :func:`conv2d <simdbind.conv2d>` take one as `activation`
+    (then without `params`). Two specs are equal when their kinds and float32 parameters are.
+
+    Attributes
+    ----------
+    kind : Activation
+        The C enum member.
+    params : tuple of float or numpy.ndarray
+        The parameters in the order the C side reads them (:data:`PARAMETER_NAMES`).
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> spec = act.hswish()
+    >>> spec, spec.kind, spec.params == (3.0, 1.0 / 6.0)
+    (hswish(shift=3.0, scale=0.16666666666666666), <Activation.HSWISH: 6>, True)
+    >>> act.leaky_relu(0.1) == act.leaky_relu(0.1)
+    True
+    """
 
     kind: Activation
     params: tuple[float, ...] | np.ndarray = ()
 
     @property
     def name(self) -> str:
+        """The activation's name in lower case, as functions accept it.
+
+        Examples
+        --------
+        >>> simdbind.activation.restrict_range(0, 6).name
+        'restrict_range'
+        """
         return self.kind.name.lower()
 
     def __repr__(self) -> str:
@@ -111,60 +139,285 @@ _scalar = real  # the rule of every float parameter
 
 
 def identity() -> ActivationSpec:
-    """No activation: ``x``."""
+    """No activation: ``x``.
+
+    Returns
+    -------
+    ActivationSpec
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> one = np.ones((1, 1, 1, 1), np.float32)             # a 1x1 convolution applies the activation alone
+    >>> x = np.array([[[-2, 0.5]]], np.float32)
+    >>> simdbind.conv2d(x, one, activation=act.identity())
+    array([[[-2. ,  0.5]]], dtype=float32)
+    """
     return ActivationSpec(Activation.IDENTITY)
 
 
 def relu() -> ActivationSpec:
-    """``Max(0, x)``."""
+    """``Max(0, x)``.
+
+    Returns
+    -------
+    ActivationSpec
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> one = np.ones((1, 1, 1, 1), np.float32)             # a 1x1 convolution applies the activation alone
+    >>> x = np.array([[[-2, 0.5]]], np.float32)
+    >>> simdbind.conv2d(x, one, activation=act.relu())
+    array([[[0. , 0.5]]], dtype=float32)
+    """
     return ActivationSpec(Activation.RELU)
 
 
 def leaky_relu(slope: float) -> ActivationSpec:
-    """``Max(0, x) + slope * Min(x, 0)`` (any finite slope, negative ones included)."""
+    """``Max(0, x) + slope * Min(x, 0)`` (any finite slope, negative ones included).
+
+    Parameters
+    ----------
+    slope : float
+        A finite real within float32's range (PyTorch's ``negative_slope``, ONNX's ``alpha``; no default here).
+
+    Returns
+    -------
+    ActivationSpec
+
+    Raises
+    ------
+    ArgumentError
+        `slope` is not a finite real within float32's range.
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> one = np.ones((1, 1, 1, 1), np.float32)             # a 1x1 convolution applies the activation alone
+    >>> x = np.array([[[-2, -0.5, 3]]], np.float32)
+    >>> simdbind.conv2d(x, one, activation=act.leaky_relu(0.5))
+    array([[[-1.  , -0.25,  3.  ]]], dtype=float32)
+    """
     return ActivationSpec(Activation.LEAKY_RELU, (_scalar(slope, "slope"),))
 
 
 def restrict_range(lower: float, upper: float) -> ActivationSpec:
-    """``Max(lower, Min(upper, x))``; bounds may be infinite. With ``lower > upper`` every output is ``lower``
-    (the C formula; ONNX ``Clip`` and ``torch.clamp`` give ``upper`` there)."""
+    """``Min(Max(lower, x), upper)``: a clamp to ``[lower, upper]``; bounds may be infinite (a one-sided clamp).
+
+    With ``lower > upper`` every output is ``upper``, as ONNX ``Clip`` and ``torch.clamp`` give; a NaN input
+    becomes ``upper``.
+
+    Parameters
+    ----------
+    lower, upper : float
+        Real numbers within float32's range, or ±inf; NaN is refused.
+
+    Returns
+    -------
+    ActivationSpec
+
+    Raises
+    ------
+    ArgumentError
+        A bound that is NaN or not a real number.
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> one = np.ones((1, 1, 1, 1), np.float32)             # a 1x1 convolution applies the activation alone
+    >>> x = np.array([[[-1, 3, 7]]], np.float32)
+    >>> simdbind.conv2d(x, one, activation=act.restrict_range(0, 6))
+    array([[[0., 3., 6.]]], dtype=float32)
+    >>> act.restrict_range(0, float("inf"))
+    restrict_range(lower=0.0, upper=inf)
+    """
     lo, hi = _scalar(lower, "lower", allow_inf=True), _scalar(upper, "upper", allow_inf=True)
     return ActivationSpec(Activation.RESTRICT_RANGE, (lo, hi))
 
 
 def prelu(slopes: Any) -> ActivationSpec:
-    """``Max(0, x) + slopes[c] * Min(x, 0)``, one finite slope per output channel (inner product: column)."""
+    """``Max(0, x) + slopes[c] * Min(x, 0)``, one finite slope per output channel (inner product: column).
+
+    Parameters
+    ----------
+    slopes : array_like
+        A non-empty 1-d array of finite reals, kept as a private read-only float32 copy.
+
+    Returns
+    -------
+    ActivationSpec
+
+    Raises
+    ------
+    DTypeError
+        `slopes` is not an array of real numbers.
+    ArgumentError
+        `slopes` is empty, not 1-d, or holds a value that is not finite. A function that takes the activation refuses
+        a count other than its output channels.
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> x = -np.ones((2, 1, 1), np.float32)
+    >>> w = np.eye(2, dtype=np.float32).reshape(2, 2, 1, 1)
+    >>> simdbind.conv2d(x, w, activation=act.prelu([0.5, 2.0])).ravel()
+    array([-0.5, -2. ], dtype=float32)
+    """
     array = _prelu_slopes(slopes, "slopes")
     return ActivationSpec(Activation.PRELU, array)
 
 
 def elu(alpha: float = 1.0) -> ActivationSpec:
-    """``x >= 0 ? x : alpha * (exp(x) - 1)``."""
+    """``x >= 0 ? x : alpha * (exp(x) - 1)``.
+
+    Parameters
+    ----------
+    alpha : float, default 1.0
+        PyTorch's and ONNX's ``alpha`` (default 1.0 in both).
+
+    Returns
+    -------
+    ActivationSpec
+
+    Raises
+    ------
+    ArgumentError
+        A parameter that is not a finite real within float32's range.
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> act.elu()
+    elu(alpha=1.0)
+    """
     return ActivationSpec(Activation.ELU, (_scalar(alpha, "alpha"),))
 
 
 def hswish(shift: float = 3.0, scale: float = 1.0 / 6.0) -> ActivationSpec:
-    """``Max(Min(x, shift) + shift, 0) * scale * x``."""
+    """``Max(Min(x, shift) + shift, 0) * scale * x``.
+
+    Parameters
+    ----------
+    shift : float, default 3.0
+    scale : float, default 1/6
+        The defaults are PyTorch's ``hardswish``.
+
+    Returns
+    -------
+    ActivationSpec
+
+    Raises
+    ------
+    ArgumentError
+        A parameter that is not a finite real within float32's range.
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> act.hswish(shift=3.0, scale=0.25)
+    hswish(shift=3.0, scale=0.25)
+    """
     return ActivationSpec(Activation.HSWISH, (_scalar(shift, "shift"), _scalar(scale, "scale")))
 
 
 def mish(threshold: float = 20.0) -> ActivationSpec:
-    """``x > threshold ? x : x * tanh(log(1 + exp(x)))``."""
+    """``x > threshold ? x : x * tanh(log(1 + exp(x)))``.
+
+    Parameters
+    ----------
+    threshold : float, default 20.0
+        Above it the result is ``x`` itself (PyTorch's softplus threshold).
+
+    Returns
+    -------
+    ActivationSpec
+
+    Raises
+    ------
+    ArgumentError
+        A parameter that is not a finite real within float32's range.
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> act.mish()
+    mish(threshold=20.0)
+    """
     return ActivationSpec(Activation.MISH, (_scalar(threshold, "threshold"),))
 
 
 def hard_sigmoid(scale: float = 1.0 / 6.0, shift: float = 0.5) -> ActivationSpec:
-    """``Max(0, Min(x * scale + shift, 1))`` (C order of params: scale, then shift)."""
+    """``Max(0, Min(x * scale + shift, 1))`` (C order of params: scale, then shift).
+
+    Parameters
+    ----------
+    scale : float, default 1/6
+        PyTorch's ``hardsigmoid`` (ONNX's ``HardSigmoid`` defaults to alpha 0.2).
+    shift : float, default 0.5
+        ONNX's ``beta``.
+
+    Returns
+    -------
+    ActivationSpec
+
+    Raises
+    ------
+    ArgumentError
+        A parameter that is not a finite real within float32's range.
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> one = np.ones((1, 1, 1, 1), np.float32)
+    >>> simdbind.conv2d(np.array([[[-6, 0, 3]]], np.float32), one, activation=act.hard_sigmoid())
+    array([[[0. , 0.5, 1. ]]], dtype=float32)
+    """
     return ActivationSpec(Activation.HARD_SIGMOID, (_scalar(scale, "scale"), _scalar(shift, "shift")))
 
 
 def swish(slope: float = 1.0) -> ActivationSpec:
-    """``x / (1 + exp(-x * slope))``."""
+    """``x / (1 + exp(-x * slope))``.
+
+    Parameters
+    ----------
+    slope : float, default 1.0
+        1 gives SiLU (``torch.nn.functional.silu``).
+
+    Returns
+    -------
+    ActivationSpec
+
+    Raises
+    ------
+    ArgumentError
+        A parameter that is not a finite real within float32's range.
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> act.swish()
+    swish(slope=1.0)
+    """
     return ActivationSpec(Activation.SWISH, (_scalar(slope, "slope"),))
 
 
 def gelu() -> ActivationSpec:
-    """``x * (erf(x / sqrt(2)) + 1) / 2`` (the exact Gelu, not the tanh approximation)."""
+    """``x * (erf(x / sqrt(2)) + 1) / 2`` (the exact Gelu, not the tanh approximation).
+
+    PyTorch's ``gelu(approximate="none")``, ONNX's ``Gelu`` with its default ``approximate="none"``.
+
+    Returns
+    -------
+    ActivationSpec
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> one = np.ones((1, 1, 1, 1), np.float32)
+    >>> np.round(simdbind.conv2d(np.array([[[-1, 0, 1]]], np.float32), one, activation=act.gelu()), 4)
+    array([[[-0.1587,  0.    ,  0.8413]]], dtype=float32)
+    """
     return ActivationSpec(Activation.GELU)
 
 
@@ -241,8 +494,42 @@ def resolve(activation: Any, params: Any, channels: int, argument: str = "activa
             ) -> tuple[int, np.ndarray | None]:
     """The C enum value and the float32 params array to pass (None: pass NULL) for `channels` output channels.
 
-    Raises :class:`ArgumentError` naming `argument` or ``params`` when the activation or its parameters break a
-    rule (unknown name, wrong count, NaN, prelu slopes not one per channel).
+    Parameters
+    ----------
+    activation
+        An :class:`ActivationSpec`, a name (any case), an int or an :class:`~simdbind.Activation`; None is identity.
+    params
+        With a name: the parameters in C order (None: the constructor's defaults, where it has them); with a spec:
+        None.
+    channels : int
+        The output channels (prelu needs one slope for each).
+    argument : str
+        The argument name that errors use.
+
+    Returns
+    -------
+    tuple
+        ``(value, params)``: the ``SimdConvolutionActivationType`` value and a read-only float32 array, or None.
+
+    Raises
+    ------
+    ArgumentError
+        Naming `argument` or ``params`` when the activation or its parameters break a rule (unknown name, wrong
+        count, NaN, prelu slopes not one per channel, params given with a spec).
+    DTypeError
+        Params that are not real numbers.
+
+    Examples
+    --------
+    >>> from simdbind.activation import resolve
+    >>> resolve("restrict_range", [0, 6], channels=8)
+    (3, array([0., 6.], dtype=float32))
+    >>> resolve("relu", None, channels=8)
+    (1, None)
+    >>> resolve("leaky_relu", None, channels=8)
+    Traceback (most recent call last):
+    ...
+    simdbind.errors.ArgumentError: params: activation='leaky_relu' needs slope
     """
     spec = as_spec(activation, params, argument)
     if spec.kind == Activation.PRELU:

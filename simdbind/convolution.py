@@ -83,6 +83,31 @@ def convert_weight(weight: Any, source: str, target: str) -> np.ndarray:
     ``source``/``target``: ``"nchw"`` (or ``"oihw"``): ``[dstC][srcC/group][kY][kX]``; ``"nhwc"`` (or ``"hwio"``):
     ``[kY][kX][srcC/group][dstC]``. The group needs no special handling: in both layouts the input axis holds the
     ``srcC/group`` channels of the output channel's group. Returns a new C-contiguous float32 array.
+
+    Parameters
+    ----------
+    weight : array_like
+        A 4-d float32 array in the `source` layout.
+    source, target : str
+        ``"nchw"``/``"oihw"`` or ``"nhwc"``/``"hwio"``, any case.
+
+    Returns
+    -------
+    numpy.ndarray
+        A new array (a copy also when `source` and `target` are the same layout).
+
+    Raises
+    ------
+    ArgumentError
+        An unknown layout name, or `weight` not 4-d.
+    DTypeError
+        `weight` not float32.
+
+    Examples
+    --------
+    >>> w = np.zeros((64, 3, 5, 7), np.float32)                  # OIHW: 64 outputs, 3 inputs, 5x7 kernel
+    >>> simdbind.convert_weight(w, "nchw", "nhwc").shape         # HWIO
+    (5, 7, 3, 64)
     """
     def name(value: Any, argument: str) -> str:
         key = value.strip().lower() if isinstance(value, str) else None
@@ -111,10 +136,11 @@ class Convolution32f(NativeContext):
     out_channels
         dstC.
     kernel, stride, dilation
-        An int or a ``(y, x)`` pair, each >= 1.
+        An int or a ``(y, x)`` pair, each >= 1. Defaults: stride 1, dilation 1.
     pad
-        An int, a ``(y, x)`` pair, or ``(top, left, bottom, right)``. The output size is the floor-mode one,
-        ``(H + top + bottom - (dilation*(kernel-1) + 1)) // stride + 1``, and must be >= 1.
+        Default 0. An int ``p``, a ``(py, px)`` pair, ``((top, bottom), (left, right))``, or ONNX's
+        ``(top, left, bottom, right)`` (the spellings of the pooling functions). The output size is the floor-mode
+        one, ``(H + top + bottom - (dilation*(kernel-1) + 1)) // stride + 1``, and must be >= 1.
     group
         Divides both srcC and dstC. ``group == srcC == dstC`` is depthwise.
     activation, params
@@ -132,11 +158,52 @@ class Convolution32f(NativeContext):
     library
         The Simd library (default: :func:`simdbind.default_library`).
 
+    Raises
+    ------
+    ArgumentError
+        A shape, kernel, stride, dilation, pad, group or batch out of range (zero, a group that does not divide
+        the channels, an empty output), an unknown `layout` or activation, params that do not fit the activation,
+        or a `weight` of the wrong shape (OIHW given with ``"nhwc"`` or HWIO with ``"nchw"`` is named as that
+        mistake, with the :func:`convert_weight` call that fixes it) or a `bias` that is not dstC values.
+    DTypeError
+        `weight` or `bias` that is not float32.
+    FunctionNotAvailableError
+        The library lacks the ``SimdSynetConvolution32f*`` functions.
+    SimdBindError
+        The library's Init returned NULL for parameters that pass every check.
+
+    See Also
+    --------
+    conv2d : the one-shot function.
+
+    Notes
+    -----
     The context keeps private read-only copies of weight, bias and params for its whole life, so later changes to
     the caller's arrays never reach it. :meth:`forward` may be called from several threads at once: on the bundled
     library every call gets its own scratch (the C context is then only read); on an external library the calls
     are serialized by a lock, because upstream mutates the context during Forward (it grows its lazy buffer and GEMM statistics, and Info rewrites its string). A context
     cannot be copied or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
+
+    Every field is checked before Init (upstream dies with SIGFPE on stride 0 or kernel 0, and accepts a group that
+    does not divide the channels or an activation >= 11); an Init that still returns NULL becomes an error naming
+    the rule. The bundled library chooses its algorithm per shape and names it in :attr:`info`: ``DepthwiseNchw``,
+    ``DepthwiseNhwc``, ``Direct1x1``, ``WinogradF4x4``, ``WinogradF2x2``, ``NhwcDirect`` or ``GemmNN``; bias and
+    activation are fused into the GEMM epilogue, and the work is split over ``library.set_threads`` threads.
+
+    Examples
+    --------
+    >>> w = np.ones((1, 1, 3, 3), np.float32)                   # OIHW: a 3x3 box filter
+    >>> conv = simdbind.Convolution32f((1, 3, 3), 1, 3, pad=1, weight=w, bias=np.zeros(1, np.float32))
+    >>> conv.forward(np.ones((1, 3, 3), np.float32))            # a single image: (C, H, W) -> (dstC, H, W)
+    array([[[4., 6., 4.],
+            [6., 9., 6.],
+            [4., 6., 4.]]], dtype=float32)
+    >>> conv.out_shape, "::" in conv.info
+    ((1, 1, 3, 3), True)
+    >>> simdbind.Convolution32f((1, 3, 3), 1, 3, stride=0, weight=w)
+    Traceback (most recent call last):
+    ...
+    simdbind.errors.ArgumentError: stride...
     """
 
     def __init__(self, src_shape: Sequence[int], out_channels: int, kernel: int | Sequence[int], *,
@@ -288,19 +355,55 @@ class Convolution32f(NativeContext):
     # -- properties --------------------------------------------------------------------------------------------
     @property
     def info(self) -> str:
-        """The implementation's description of the algorithm it chose, e.g. ``"avx2::GemmNN"`` (read at creation)."""
+        """The implementation's description of the algorithm it chose, e.g. ``"avx2::GemmNN"`` (read at creation).
+
+        Raises
+        ------
+        ContextClosedError
+            The context was closed.
+
+        Examples
+        --------
+        >>> conv = simdbind.Convolution32f((16, 8, 8), 16, 1, weight=np.ones((16, 16, 1, 1), np.float32))
+        >>> conv.info.split("::")[1]                                # the bundled 1x1 stride 1 pad 0 algorithm
+        'Direct1x1'
+        """
         self._live()
         return self._info
 
     @property
     def external_buffer_size(self) -> int:
-        """Floats of scratch one Forward needs (``buffer=`` must hold at least this many)."""
+        """Floats of scratch one Forward needs (``buffer=`` must hold at least this many).
+
+        Raises
+        ------
+        ContextClosedError
+            The context was closed.
+
+        Examples
+        --------
+        >>> conv = simdbind.Convolution32f((1, 4, 4), 1, 3, weight=np.ones((1, 1, 3, 3), np.float32))
+        >>> conv.external_buffer_size >= 0
+        True
+        """
         self._live()
         return self._external
 
     @property
     def internal_buffer_size(self) -> int:
-        """Floats the C context holds itself (transformed weights, scratch it allocated)."""
+        """Floats the C context holds itself (transformed weights, scratch it allocated).
+
+        Raises
+        ------
+        ContextClosedError
+            The context was closed.
+
+        Examples
+        --------
+        >>> conv = simdbind.Convolution32f((1, 4, 4), 1, 3, weight=np.ones((1, 1, 3, 3), np.float32))
+        >>> conv.internal_buffer_size >= 0
+        True
+        """
         handle = self._live()
         size = self.library.function("SimdSynetConvolution32fInternalBufferSize")
         if self._lock is None:
@@ -310,7 +413,15 @@ class Convolution32f(NativeContext):
 
     @property
     def out_shape(self) -> tuple[int, ...]:
-        """Shape of :meth:`forward`'s result for a batched input."""
+        """Shape of :meth:`forward`'s result for a batched input: ``(batch, *dst_shape)``.
+
+        Examples
+        --------
+        >>> conv = simdbind.Convolution32f((3, 32, 32), 8, 3, stride=2, pad=1, batch=4,
+        ...                                weight=np.ones((8, 3, 3, 3), np.float32))
+        >>> conv.out_shape
+        (4, 8, 16, 16)
+        """
         return (self.batch, *self.dst_shape)
 
     # -- running -----------------------------------------------------------------------------------------------
@@ -328,6 +439,34 @@ class Convolution32f(NativeContext):
         buffer
             Optional scratch: a writeable C-contiguous float32 array of at least :attr:`external_buffer_size`
             elements, overwritten. Without it each thread uses a scratch of its own.
+
+        Returns
+        -------
+        numpy.ndarray
+            `out`, or a new float32 array of the output's shape.
+
+        Raises
+        ------
+        DTypeError
+            `x`, `out` or `buffer` that is not float32.
+        ArgumentError
+            `x` of another shape, a bad `out` (shape, writability, overlap) or a `buffer` that is too small, not
+            writeable or overlapping.
+        ContextClosedError
+            The context was closed.
+
+        Examples
+        --------
+        >>> conv = simdbind.Convolution32f((2, 3, 3), 1, 1, batch=2, weight=np.array([[[[1]], [[-1]]]], np.float32))
+        >>> x = np.stack([np.full((2, 3, 3), 5, np.float32), np.zeros((2, 3, 3), np.float32)])
+        >>> x[:, 1] = 2
+        >>> conv.forward(x)[:, 0, 0]                               # channel 0 - channel 1, per image
+        array([[ 3.,  3.,  3.],
+               [-2., -2., -2.]], dtype=float32)
+        >>> scratch = np.empty(max(conv.external_buffer_size, 1), np.float32)
+        >>> out = np.empty(conv.out_shape, np.float32)
+        >>> conv.forward(x, out=out, buffer=scratch) is out
+        True
         """
         if buffer is None:
             found = self._fast_forward(x, out)
@@ -465,6 +604,67 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, st
 
     ``x`` is ``(N, C, H, W)`` / ``(C, H, W)`` for ``"nchw"`` or ``(N, H, W, C)`` / ``(H, W, C)`` for ``"nhwc"``;
     ``weight`` is OIHW for ``"nchw"``, HWIO for ``"nhwc"``; the kernel size and out_channels come from it.
+
+    The context is kept in the library's plan cache for the next call with the same shapes and parameters, which
+    sets this call's weights on it (SetParams, then Forward).
+
+    Parameters
+    ----------
+    x : array_like
+        float32 image(s).
+    weight : array_like
+        float32 OIHW ``(dstC, srcC/group, kY, kX)`` for ``"nchw"``, HWIO ``(kY, kX, srcC/group, dstC)`` for
+        ``"nhwc"``.
+    bias : array_like, optional
+        float32 ``(dstC,)``.
+    stride, dilation : int or (int, int), optional
+        Default 1 (PyTorch's and ONNX's defaults too).
+    pad : int or tuple, optional
+        Default 0. ``p``, ``(py, px)``, ``((top, bottom), (left, right))`` or ONNX's
+        ``(top, left, bottom, right)``. There is no ``"same"``: compute the pads.
+    group : int, optional
+        Default 1; divides srcC and dstC (``group == srcC == dstC``: depthwise).
+    activation, params : optional
+        The fused activation (default ``"identity"``): a name with its params in C order, or a spec from
+        :mod:`simdbind.activation`.
+    layout : str, optional
+        ``"nchw"`` (default) or ``"nhwc"``: the format of x, the weights and the result.
+    out : numpy.ndarray, optional
+        float32 output of the result's shape, overlapping no input.
+    library : Library, optional
+        The Simd library to call (default: :func:`simdbind.default_library`).
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new float32 array: ``(N, dstC, OH, OW)`` / ``(dstC, OH, OW)`` for ``"nchw"``,
+        ``(N, OH, OW, dstC)`` / ``(OH, OW, dstC)`` for ``"nhwc"``.
+
+    Raises
+    ------
+    DTypeError
+        An input or `out` that is not float32.
+    ArgumentError
+        `x` not 3-d or 4-d, a `weight` that does not match x's channels and the group (weights in the other
+        layout's shape are named as that mistake), or any error of :class:`Convolution32f`.
+    FunctionNotAvailableError
+        The library lacks the convolution functions.
+
+    See Also
+    --------
+    Convolution32f : a context for repeated calls with the same weights.
+
+    Examples
+    --------
+    >>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    >>> w = np.ones((1, 1, 2, 2), np.float32)
+    >>> simdbind.conv2d(x, w, stride=2)                        # sums of 2x2 blocks
+    array([[[[10., 18.],
+             [42., 50.]]]], dtype=float32)
+    >>> simdbind.conv2d(x, w, stride=2, pad=(0, 0, 1, 1), activation="restrict_range", params=[0, 20]).shape
+    (1, 1, 2, 2)
+    >>> simdbind.conv2d(x, w, dilation=3)[0, 0]                # taps 3 apart: x[0,0] + x[0,3] + x[3,0] + x[3,3]
+    array([[30.]], dtype=float32)
     """
     key = None
     if type(x) is _ndarray and type(weight) is _ndarray and x.dtype is F32 and weight.dtype is F32 and (

@@ -71,6 +71,36 @@ def eltwise(inputs: Sequence[ArrayLike], op: str | EltwiseOperation, weights: Ar
     -------
     numpy.ndarray
         `out`, or a new array.
+
+    Raises
+    ------
+    DTypeError
+        An input, the weights or `out` is not float32 (nothing is cast silently), or not in native byte order.
+    ArgumentError
+        Fewer than two inputs, inputs of different shapes, `weights` with another op or of the wrong length or
+        not finite, an unknown `op`, or an `out` of the wrong shape, not writable, or overlapping an input other
+        than ``inputs[0]`` or ``inputs[1]`` exactly.
+    FunctionNotAvailableError
+        The library lacks the C function.
+
+    See Also
+    --------
+    unary : one operation on one array.
+
+    Examples
+    --------
+    >>> a = np.array([1, 5, -2], np.float32)
+    >>> b = np.array([3, 4, -1], np.float32)
+    >>> simdbind.eltwise([a, b], "max")
+    array([ 3.,  5., -1.], dtype=float32)
+    >>> simdbind.eltwise([a, b, a], "sum", weights=[1, 2, -1])
+    array([ 6.,  8., -2.], dtype=float32)
+    >>> simdbind.eltwise([a, b], "product", out=a)  # in place: out may be inputs[0] or inputs[1] exactly
+    array([ 3., 20.,  2.], dtype=float32)
+    >>> simdbind.eltwise([a, b], "mx")
+    Traceback (most recent call last):
+    ...
+    simdbind.errors.ArgumentError: op: must be one of 'product', 'sum', 'max', 'min', got 'mx' (did you mean 'max'?)
     """
     operation = _ELTWISE_NAMES.get(op) if type(op) is str else None  # fast: a str-only dict (no IntEnum __eq__)
     if operation is None:
@@ -161,7 +191,7 @@ def unary(x: ArrayLike, op: str | UnaryOperation, *, out: FloatArray | None = No
         ``"abs" "ceil" "cos" "erf" "exp" "floor" "log" "neg" "not" "rcp" "round" "rsqrt" "sign" "sin" "sqrt"
         "tanh" "zero"`` (or :class:`UnaryOperation`, or its value). ``"not"`` is the bitwise NOT of the float's
         bits, ``"round"`` rounds half away from zero, ``"sign"`` gives -1, 0 or 1 (1 for NaN), ``"zero"`` gives +0.
-        The README's unary table states each operation's exact domain and tolerance.
+        The unary contract of the manual's tolerance model states each operation's exact domain and tolerance.
     out
         Optional float32 output of x's shape; may be `x` itself (in place), but must not overlap it partially.
     library
@@ -171,6 +201,25 @@ def unary(x: ArrayLike, op: str | UnaryOperation, *, out: FloatArray | None = No
     -------
     numpy.ndarray
         `out`, or a new array.
+
+    Raises
+    ------
+    DTypeError
+        `x` or `out` is not float32, or not in native byte order.
+    ArgumentError
+        An unknown `op`, or an `out` of the wrong shape, not writable or overlapping `x` partially.
+    FunctionNotAvailableError
+        The library lacks the C function.
+
+    Examples
+    --------
+    >>> x = np.array([-1.5, 0.0, 2.5, 4.0], np.float32)
+    >>> simdbind.unary(x, "abs")
+    array([1.5, 0. , 2.5, 4. ], dtype=float32)
+    >>> simdbind.unary(x, "round")                   # half away from zero
+    array([-2.,  0.,  3.,  4.], dtype=float32)
+    >>> simdbind.unary(x, simdbind.UnaryOperation.SIGN, out=x)  # in place
+    array([-1.,  0.,  1.,  1.], dtype=float32)
     """
     operation = _UNARY_NAMES.get(op) if type(op) is str else None  # a str-only dict (see _checks.py)
     if operation is None:
@@ -242,7 +291,31 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
     Notes
     -----
     On the bundled library a NaN in a slice makes the slice NaN; +inf entries share the slice's mass equally
-    (``[3, inf, 2] -> [0, 1, 0]``); a slice of only -inf is NaN. Other libraries differ there (README).
+    (``[3, inf, 2] -> [0, 1, 0]``); a slice of only -inf is NaN. Other libraries differ there (the manual's tolerance
+    model).
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new array of x's shape and dtype.
+
+    Raises
+    ------
+    DTypeError
+        `x` is neither float32 nor bf16, or `out` has another dtype.
+    ArgumentError
+        A 0-d `x`, an `axis` out of range or not an int, or a bad `out` (shape, writability, overlap).
+    FunctionNotAvailableError
+        The library lacks the C function.
+
+    Examples
+    --------
+    >>> logits = np.log(np.array([[1, 3], [2, 2]], np.float32))
+    >>> np.round(simdbind.softmax(logits, axis=1), 6)
+    array([[0.25, 0.75],
+           [0.5 , 0.5 ]], dtype=float32)
+    >>> simdbind.softmax(np.array([3, np.inf, 2], np.float32))
+    array([0., 1., 0.], dtype=float32)
     """
     key = None
     if type(x) is _ndarray and _checks.plan_key is not None:  # a planned call: see "plans" in _checks.py
@@ -366,6 +439,31 @@ def lrn(x: ArrayLike, half: int, k: ArrayLike, layout: str | TensorFormat = "nch
         and, with ``half == 2``, for 7, 11 and 19 channels (:func:`simdbind._routes.upstream_lrn_is_wrong`); for
         such calls on the upstream versions that the catalogue names, simdbind computes through NCHW instead
         (transposing in NumPy), which upstream gets right.
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new float32 array of x's shape.
+
+    Raises
+    ------
+    DTypeError
+        `x`, `k` or `out` is not float32 (or convertible, for `k`).
+    ArgumentError
+        `x` not 3-d or 4-d, a negative `half`, `k` not three finite coefficients, an unknown `layout`, or a bad
+        `out` (shape, writability, overlap with `x` or `k`).
+    FunctionNotAvailableError
+        The library lacks the C function.
+
+    See Also
+    --------
+    lrn_onnx : the same with ONNX's and PyTorch's parameters.
+
+    Examples
+    --------
+    >>> x = np.ones((3, 1, 1), np.float32)             # 3 channels of one pixel
+    >>> np.round(simdbind.lrn(x, 1, (1.0, 1.0, -0.5))[:, 0, 0], 6)  # x / sqrt(1 + window sum of x**2)
+    array([0.57735, 0.5    , 0.57735], dtype=float32)
     """
     layout = _layout(layout)
     array = input_array(x, "x", np.float32)
@@ -409,6 +507,42 @@ def lrn_onnx(x: ArrayLike, size: int, alpha: float = 1e-4, beta: float = 0.75, b
     ``y[c] = x[c] / (bias + alpha / size * sum(x[i]**2 over the size-channel window)) ** beta``, i.e.
     :func:`lrn` with ``half = (size - 1) / 2`` and ``k = (bias, alpha / size, -beta)``. `size` must be odd
     (the C function has a symmetric window only).
+
+    Parameters
+    ----------
+    x
+        float32 image(s), as :func:`lrn` takes them.
+    size
+        The window in channels, odd (ONNX ``size``, PyTorch ``size``).
+    alpha, beta, bias
+        ONNX's ``alpha``, ``beta`` and ``bias`` (PyTorch's ``alpha``, ``beta`` and ``k``), finite reals within
+        float32's range. Defaults are ONNX's and PyTorch's: 1e-4, 0.75 and 1.0.
+    layout
+        ``"nchw"`` or ``"nhwc"``.
+    out
+        Optional float32 output of x's shape; must not overlap `x`.
+    library
+        The Simd library to call (default: :func:`simdbind.default_library`).
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new float32 array of x's shape.
+
+    Raises
+    ------
+    ArgumentError
+        An even or non-positive `size`, a parameter that is not a finite real, or any error of :func:`lrn`.
+    DTypeError
+        As :func:`lrn`.
+    FunctionNotAvailableError
+        The library lacks the C function.
+
+    Examples
+    --------
+    >>> x = np.ones((3, 1, 1), np.float32)
+    >>> np.round(simdbind.lrn_onnx(x, size=3, alpha=3.0, beta=0.5, bias=1.0)[:, 0, 0], 6)
+    array([0.57735, 0.5    , 0.57735], dtype=float32)
     """
     size = size_arg(size, "size", minimum=1)
     if size % 2 == 0:
@@ -433,6 +567,47 @@ def shuffle(x0: ArrayLike, x1: ArrayLike, type: int = 0, layout: str | TensorFor
     Arrays are float32 ``(C, H, W)`` / ``(N, C, H, W)`` (``"nchw"``) or ``(H, W, C)`` / ``(N, H, W, C)``
     (``"nhwc"``), with equal batch and spatial sizes. `out` may be a pair of float32 outputs of the result shapes
     (not overlapping the inputs or each other).
+
+    Parameters
+    ----------
+    x0, x1
+        The two float32 tensors.
+    type
+        0 (split) or 1 (interleave).
+    layout
+        ``"nchw"`` or ``"nhwc"``.
+    channels
+        Type 1 only: the channel counts ``(C0, C1)`` of the two results.
+    out
+        Optional pair of float32 outputs.
+    library
+        The Simd library to call (default: :func:`simdbind.default_library`).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(y0, y1)``: `out`, or two new arrays.
+
+    Raises
+    ------
+    DTypeError
+        An input or output that is not float32.
+    ArgumentError
+        A `type` other than 0 or 1, odd channel counts (upstream reads past the input), shapes that do not
+        match, `channels` that do not sum to ``2*C``, or a bad `out`.
+    FunctionNotAvailableError
+        The library lacks the C function.
+
+    Examples
+    --------
+    >>> p = np.arange(4, dtype=np.float32).reshape(4, 1, 1)
+    >>> q = np.arange(10, 12, dtype=np.float32).reshape(2, 1, 1)
+    >>> y0, y1 = simdbind.shuffle(p, q, 0)       # even and odd channels of concat(p, q)
+    >>> y0.ravel(), y1.ravel()
+    (array([ 0.,  2., 10.], dtype=float32), array([ 1.,  3., 11.], dtype=float32))
+    >>> p2, q2 = simdbind.shuffle(y0, y1, 1, channels=(4, 2))  # the inverse
+    >>> p2.ravel(), q2.ravel()
+    (array([0., 1., 2., 3.], dtype=float32), array([10., 11.], dtype=float32))
     """
     layout = _layout(layout)
     if isinstance(type, (bool, np.bool_)) or not isinstance(type, (int, np.integer)) or type not in (0, 1):

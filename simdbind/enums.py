@@ -23,7 +23,18 @@ def _c(name: str) -> int:
 
 
 class EltwiseOperation(enum.IntEnum):
-    """``SimdSynetEltwiseOperationType``."""
+    """``SimdSynetEltwiseOperationType``: the `op` of :func:`~simdbind.eltwise`.
+
+    Functions accept a member, its value, or its name in any case.
+
+    Examples
+    --------
+    >>> simdbind.EltwiseOperation.SUM.name.lower(), int(simdbind.EltwiseOperation.SUM)
+    ('sum', 1)
+    >>> a = np.array([1, 2], np.float32)
+    >>> simdbind.eltwise([a, a], simdbind.EltwiseOperation.PRODUCT)
+    array([1., 4.], dtype=float32)
+    """
     PRODUCT = _c("SimdSynetEltwiseOperationProduct")
     SUM = _c("SimdSynetEltwiseOperationSum")
     MAX = _c("SimdSynetEltwiseOperationMax")
@@ -31,7 +42,15 @@ class EltwiseOperation(enum.IntEnum):
 
 
 class UnaryOperation(enum.IntEnum):
-    """``SimdSynetUnaryOperation32fType``."""
+    """``SimdSynetUnaryOperation32fType``: the `op` of :func:`~simdbind.unary` (17 operations).
+
+    Examples
+    --------
+    >>> [op.name.lower() for op in simdbind.UnaryOperation][:5]
+    ['abs', 'ceil', 'cos', 'erf', 'exp']
+    >>> simdbind.unary(np.array([-1.5], np.float32), simdbind.UnaryOperation.NEG)
+    array([1.5], dtype=float32)
+    """
     ABS = _c("SimdSynetUnaryOperation32fAbs")
     CEIL = _c("SimdSynetUnaryOperation32fCeil")
     COS = _c("SimdSynetUnaryOperation32fCos")
@@ -52,7 +71,13 @@ class UnaryOperation(enum.IntEnum):
 
 
 class Activation(enum.IntEnum):
-    """``SimdConvolutionActivationType``."""
+    """``SimdConvolutionActivationType``: the kinds of :mod:`simdbind.activation`.
+
+    Examples
+    --------
+    >>> simdbind.Activation.RESTRICT_RANGE, simdbind.Activation(1)
+    (<Activation.RESTRICT_RANGE: 3>, <Activation.RELU: 1>)
+    """
     IDENTITY = _c("SimdConvolutionActivationIdentity")
     RELU = _c("SimdConvolutionActivationRelu")
     LEAKY_RELU = _c("SimdConvolutionActivationLeakyRelu")
@@ -67,13 +92,26 @@ class Activation(enum.IntEnum):
 
 
 class TensorFormat(enum.IntEnum):
-    """``SimdTensorFormatType`` without ``Unknown``: the ``layout`` of every function (also ``"nchw"``/``"nhwc"``)."""
+    """``SimdTensorFormatType`` without ``Unknown``: the ``layout`` of every function (also ``"nchw"``/``"nhwc"``).
+
+    Examples
+    --------
+    >>> x = np.ones((4, 4, 2), np.float32)                     # (H, W, C)
+    >>> simdbind.pooling_max(x, 2, stride=2, layout=simdbind.TensorFormat.NHWC).shape
+    (2, 2, 2)
+    """
     NCHW = _c("SimdTensorFormatNchw")
     NHWC = _c("SimdTensorFormatNhwc")
 
 
 class TensorData(enum.IntEnum):
-    """``SimdTensorDataType`` without ``Unknown``."""
+    """``SimdTensorDataType`` without ``Unknown`` (NumPy's dtype names; ``BFLOAT16`` is ``SimdTensorData16b``).
+
+    Examples
+    --------
+    >>> simdbind.TensorData.FLOAT32, simdbind.TensorData.BFLOAT16
+    (<TensorData.FLOAT32: 0>, <TensorData.BFLOAT16: 7>)
+    """
     FLOAT32 = _c("SimdTensorData32f")
     INT32 = _c("SimdTensorData32i")
     INT8 = _c("SimdTensorData8i")

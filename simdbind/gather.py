@@ -88,9 +88,40 @@ class GatherElements(NativeContext):
     library
         The Simd library (default: :func:`simdbind.default_library`).
 
+    Raises
+    ------
+    DTypeError
+        An unsupported data or index dtype, or a constant `index` of another dtype.
+    ArgumentError
+        Shapes of different ranks or that differ outside `axis`, an `axis` out of range, or a constant `index` of
+        the wrong shape or with an index outside ``[-n, n)``.
+    FunctionNotAvailableError
+        The library lacks GatherElements (it appeared in v7.0.160).
+    SimdBindError
+        The library's Init refused the dtype pair (returned NULL).
+
+    See Also
+    --------
+    gather_elements : the one-shot function.
+
+    Notes
+    -----
     Calls are serialised by a lock, so one context may be shared by threads. Use ``close()`` or ``with`` to
     release the C context early; otherwise it is released when the object is collected. A context cannot be
     copied or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
+
+    A constant index is read once: the bundled library keeps it as positions along the axis (1, 2 or 4 bytes each,
+    by the axis's size; :attr:`internal_buffer_size`), so a call reads a quarter or an eighth of the index bytes and
+    checks nothing again.
+
+    Examples
+    --------
+    >>> data = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    >>> index = np.array([[2, 0], [-1, 1]], np.int64)
+    >>> with simdbind.GatherElements(np.float32, np.int64, data.shape, index.shape, axis=1, index=index) as gather:
+    ...     gather(data)                                     # the constant index, reused by every call
+    array([[3., 1.],
+           [6., 5.]], dtype=float32)
     """
 
     def __init__(self, data_dtype: Any, index_dtype: Any, data_shape: Sequence[int], index_shape: Sequence[int],
@@ -169,8 +200,44 @@ class GatherElements(NativeContext):
 
     # -- use -------------------------------------------------------------------------------------------------
     def forward(self, data: Any, indices: Any = None, *, out: np.ndarray | None = None) -> np.ndarray:
-        """Gather from `data`; `indices` is required unless the context has a constant index (then it must be
-        omitted). Returns `out` or a new array of ``index_shape`` with the dtype of `data`."""
+        """Gather from `data` (also the context's ``__call__``).
+
+        Parameters
+        ----------
+        data : numpy.ndarray
+            An array of the context's data dtype and ``data_shape``.
+        indices : array_like, optional
+            Required unless the context has a constant index (then it must be omitted): the index dtype and
+            ``index_shape``, each index in ``[-n, n)`` for ``n = data_shape[axis]``.
+        out : numpy.ndarray, optional
+            Output of ``index_shape`` and the dtype of `data`, overlapping neither input.
+
+        Returns
+        -------
+        numpy.ndarray
+            `out`, or a new array of ``index_shape`` with the dtype of `data`.
+
+        Raises
+        ------
+        DTypeError
+            `data`, `indices` or `out` of another dtype.
+        ArgumentError
+            Another shape, an index out of range, `indices` given to (or missing from) a context with (without) a
+            constant index, or a bad `out`.
+        ContextClosedError
+            The context was closed.
+
+        Examples
+        --------
+        >>> data = np.array([10, 20, 30], np.float32)
+        >>> gather = simdbind.GatherElements(np.float32, np.int32, (3,), (4,), axis=0)
+        >>> gather.forward(data, np.array([2, -1, 0, 1], np.int32))
+        array([30., 30., 10., 20.], dtype=float32)
+        >>> gather(data, np.array([3, 0, 0, 0], np.int32))
+        Traceback (most recent call last):
+        ...
+        simdbind.errors.ArgumentError: indices: every index must be in [-3, 3) (axis 0 has 3 elements), got 3
+        """
         plan = self._gather_plan
         if plan is not None:  # one C call; None: an argument it does not take, which the checks below judge
             result: np.ndarray | None = planned_gather(plan, self._handle, self._lock, data, indices, out)
@@ -206,8 +273,23 @@ class GatherElements(NativeContext):
 
     @property
     def internal_buffer_size(self) -> int:
-        """``SimdSynetGatherElementsInternalBufferSize`` in bytes: 0 upstream; in the bundled library, with a constant
-        index, the positions it keeps of it (1, 2 or 4 bytes an index by the size of the axis)."""
+        """``SimdSynetGatherElementsInternalBufferSize`` in bytes.
+
+        0 upstream; in the bundled library, with a constant index, the positions it keeps of it (1, 2 or 4 bytes
+        an index by the size of the axis).
+
+        Raises
+        ------
+        ContextClosedError
+            The context was closed.
+
+        Examples
+        --------
+        >>> index = np.zeros((1000,), np.int64)
+        >>> gather = simdbind.GatherElements(np.float32, np.int64, (100,), (1000,), axis=0, index=index)
+        >>> gather.internal_buffer_size     # one byte for each of the 1000 positions along an axis of 100
+        1000
+        """
         assert self._lock is not None
         with self._lock:
             return int(self.library.function("SimdSynetGatherElementsInternalBufferSize")(self._live()))
@@ -224,6 +306,45 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
     `data` is float32, uint8 or bf16 (``ml_dtypes.bfloat16`` or ``uint16``); `indices` int32 or int64 of the rank of
     `data`, equal to it except along `axis`, each in ``[-n, n)`` for ``n = data.shape[axis]`` (negative counts
     from the end). Returns an array of ``indices.shape`` with the dtype of `data`.
+
+    Parameters
+    ----------
+    data : numpy.ndarray
+        float32, uint8 or bf16.
+    indices : numpy.ndarray
+        int32 or int64, of the rank of `data`; every index in ``[-n, n)``, checked before C runs.
+    axis : int
+        The gather axis (negative counts from the end).
+    out : numpy.ndarray, optional
+        Output of ``indices.shape`` and the dtype of `data`, overlapping neither input.
+    library : Library, optional
+        The Simd library to call (default: :func:`simdbind.default_library`).
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new array.
+
+    Raises
+    ------
+    DTypeError
+        An unsupported data or index dtype, or an `out` of another dtype.
+    ArgumentError
+        `data` or `indices` not an ndarray, shapes that differ outside `axis`, an `axis` out of range, an index
+        outside ``[-n, n)``, or a bad `out`.
+    FunctionNotAvailableError
+        The library lacks GatherElements.
+
+    See Also
+    --------
+    GatherElements : a context for repeated calls, optionally with a constant index.
+
+    Examples
+    --------
+    >>> data = np.array([[1, 2], [3, 4]], np.float32)
+    >>> simdbind.gather_elements(data, np.array([[0, 0], [1, 0]]), axis=1)  # ONNX's example
+    array([[1., 1.],
+           [4., 3.]], dtype=float32)
     """
     key = None
     if type(data) is _ndarray and type(indices) is _ndarray and type(axis) is int and planned_gather is not None:

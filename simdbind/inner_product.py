@@ -85,9 +85,41 @@ class InnerProduct32f(NativeContext):
     library
         The Simd library (default: :func:`simdbind.default_library`).
 
+    Raises
+    ------
+    ArgumentError
+        M, N or K not an int >= 1, an unknown activation or params that do not fit it (not finite, a prelu
+        without N slopes), `weight` missing with ``const_b`` (or given without it) or of the wrong shape, or a
+        `bias` that is not N values.
+    DTypeError
+        `weight`, `bias` or `params` that is not float32 (or convertible, for the lists).
+    FunctionNotAvailableError
+        The library lacks the ``SimdSynetInnerProduct32f*`` functions.
+
+    See Also
+    --------
+    inner_product : the one-vector layer without a context.
+
+    Notes
+    -----
     The object is thread-safe (calls are serialised by a lock: upstream contexts are not reentrant) and releases
     the C context on :meth:`close`, at the end of a ``with`` block, or when garbage collected. It cannot be copied
-    or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead.
+    or pickled (:class:`~simdbind.errors.ContextCopyError`): create another one instead. It keeps private read-only
+    copies of weight, bias and params for its whole life. ``internal_buffer_size`` and ``external_buffer_size``
+    are the library's buffer sizes in floats; ``isa`` is the ISA the context was created at.
+
+    Examples
+    --------
+    >>> from simdbind import activation as act
+    >>> W = np.array([[1, 2], [3, 4], [-5, 6]], np.float32)       # (N, K): one row per output
+    >>> ip = simdbind.InnerProduct32f(2, 3, 2, trans_b=True, weight=W, bias=np.ones(3, np.float32),
+    ...                               activation=act.relu())
+    >>> ip.forward(np.array([[1, 1], [2, 0]], np.float32))      # relu(A @ W.T + 1)
+    array([[4., 8., 2.],
+           [3., 7., 0.]], dtype=float32)
+    >>> with simdbind.InnerProduct32f(1, 2, 2, const_b=False, activation="restrict_range", params=[0, 6]) as ip2:
+    ...     ip2(np.array([[1, 2]], np.float32), np.array([[1, 3], [1, 3]], np.float32))  # B (K, N) per call
+    array([[3., 6.]], dtype=float32)
     """
 
     def __init__(self, M: int, N: int, K: int, *, trans_b: bool = False, const_b: bool = True, bias: Any = None,
@@ -195,23 +227,78 @@ class InnerProduct32f(NativeContext):
     # -- public ----------------------------------------------------------------------------------------------
     @property
     def internal(self) -> bool:
-        """Whether the library copied (packed) the weights at SetParams (library-, ISA- and host-dependent)."""
+        """Whether the library copied (packed) the weights at SetParams (library-, ISA- and host-dependent).
+
+        Whatever it says, the context keeps its own read-only copy of the weight alive until it is closed.
+
+        Examples
+        --------
+        >>> ip = simdbind.InnerProduct32f(1, 2, 2, weight=np.eye(2, dtype=np.float32))
+        >>> isinstance(ip.internal, bool)
+        True
+        """
         return self._internal
 
     @property
     def weight(self) -> np.ndarray | None:
-        """The context's read-only copy of the constant B (None when const_b is False)."""
+        """The context's read-only copy of the constant B (None when const_b is False).
+
+        Examples
+        --------
+        >>> ip = simdbind.InnerProduct32f(1, 2, 2, weight=np.eye(2, dtype=np.float32))
+        >>> ip.weight.flags.writeable
+        False
+        """
         return self._weight
 
     @property
     def bias(self) -> np.ndarray | None:
+        """The context's read-only copy of the bias (None without one).
+
+        Examples
+        --------
+        >>> ip = simdbind.InnerProduct32f(1, 2, 2, weight=np.eye(2, dtype=np.float32), bias=[0.5, -0.5])
+        >>> ip.bias
+        array([ 0.5, -0.5], dtype=float32)
+        """
         return self._bias
 
     def forward(self, A: ArrayLike, B: ArrayLike | None = None, *, out: FloatArray | None = None) -> FloatArray:
-        """``act(A @ B' + bias)`` as an (M, N) float32 array.
+        """``act(A @ B' + bias)`` as an (M, N) float32 array (also the context's ``__call__``).
 
-        `A` is (M, K) float32. `B` is given iff ``const_b`` is False, with shape (K, N) or, with ``trans_b``,
-        (N, K). `out` (optional) must be a C-contiguous writeable (M, N) float32 array that overlaps no input.
+        Parameters
+        ----------
+        A : array_like
+            (M, K) float32.
+        B : array_like, optional
+            Given iff ``const_b`` is False: (K, N), or (N, K) with ``trans_b``.
+        out : numpy.ndarray, optional
+            A C-contiguous writeable (M, N) float32 array that overlaps no input.
+
+        Returns
+        -------
+        numpy.ndarray
+            `out`, or a new (M, N) float32 array.
+
+        Raises
+        ------
+        DTypeError
+            `A`, `B` or `out` that is not float32.
+        ArgumentError
+            A shape other than the context's, `B` given to a context with a constant weight (or missing from
+            one without), or a bad `out`.
+        ContextClosedError
+            The context was closed.
+
+        Examples
+        --------
+        >>> ip = simdbind.InnerProduct32f(1, 2, 3, weight=np.arange(6, dtype=np.float32).reshape(3, 2))
+        >>> ip.forward(np.array([[1, 1, 1]], np.float32))           # A (1, 3) @ B (3, 2)
+        array([[6., 9.]], dtype=float32)
+        >>> ip.forward(np.ones((1, 4), np.float32))
+        Traceback (most recent call last):
+        ...
+        simdbind.errors.ArgumentError: A: must have shape (1, 3), got (1, 4)
         """
         found = self._fast_forward(A, B, out)
         if found is not None:
@@ -273,6 +360,28 @@ def inner_product(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None
         None or float32 (count,).
     out
         Optional float32 (count,) or (batch, count); must not overlap an input.
+    library
+        The Simd library to call (default: :func:`simdbind.default_library`).
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new float32 (count,) or (batch, count) array.
+
+    Raises
+    ------
+    DTypeError
+        An input or `out` that is not float32.
+    ArgumentError
+        Shapes that do not match (x's last axis must be weight's second), or a bad `out`.
+    FunctionNotAvailableError
+        The library lacks the C function.
+
+    Examples
+    --------
+    >>> w = np.array([[1, 2, 3], [0, 1, 0]], np.float32)
+    >>> simdbind.inner_product(np.array([1, 1, 1], np.float32), w, bias=np.array([10, 20], np.float32))
+    array([16., 21.], dtype=float32)
     """
     key = None
     if type(x) is _ndarray and type(weight) is _ndarray and plan_key is not None:  # see "plans" in _checks.py
@@ -338,13 +447,38 @@ def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str
     compatibility
         ``"precise"``: every product summed exactly (int32 wraps past 2**31, as in C). ``"overflow"`` and
         ``"narrowed"``: the products of each pair (2m, 2m+1) along K are summed and clamped to int16 first (SSSE3
-        pmaddubsw semantics); with ``"narrowed"`` data (src <= 180, |weight| <= 90) the clamp never triggers.
+        pmaddubsw semantics); with ``"narrowed"`` data (src <= 180, ``|weight| <= 90``) the clamp never triggers.
     out
         Optional int32 (N,) or (M, N).
     emulate_precise
         On a library that always saturates (``library.capabilities["int8_precise"]`` is False, upstream's default
         build) compute precise mode exactly anyway, with two calls on the 4-bit halves of src. False passes the
         request straight to the library (what the conformance suite checks).
+    library
+        The Simd library to call (default: :func:`simdbind.default_library`).
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new int32 (N,) or (M, N) array.
+
+    Raises
+    ------
+    DTypeError
+        `src_u8` not uint8, `weight_i8` not int8, or `out` not int32.
+    ArgumentError
+        Shapes that do not match, an unknown `compatibility`, a non-bool `emulate_precise`, or a bad `out`.
+    FunctionNotAvailableError
+        The library lacks the C function.
+
+    Examples
+    --------
+    >>> src = np.array([255, 255], np.uint8)
+    >>> w = np.array([[127, 127], [-128, 1]], np.int8)
+    >>> simdbind.inner_product_8i(src, w, "precise")             # exact
+    array([ 64770, -32385], dtype=int32)
+    >>> simdbind.inner_product_8i(src, w, "overflow")            # the pair sum saturates to int16
+    array([ 32767, -32385], dtype=int32)
     """
     key = None
     if type(src_u8) is _ndarray and type(weight_i8) is _ndarray and plan_key is not None:  # "plans", _checks.py

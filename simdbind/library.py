@@ -31,7 +31,37 @@ _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 @dataclass
 class Library:
-    """One loaded Simd library. Create it with :func:`load`."""
+    """One loaded Simd library. Create it with :func:`load`.
+
+    Every function of simdbind takes one as ``library=`` (default: :func:`default_library`). A library knows what it
+    loaded, hands out its C functions by name, and, for the bundled library, selects the ISA its calls use.
+
+    Attributes
+    ----------
+    path : str
+        The file that was loaded (for the bundled library, its compiled cffi module).
+    kind : str
+        ``"bundled"`` (this package's implementation) or ``"external"`` (any other Simd build).
+    mode : str
+        ``"api"`` (the compiled cffi module, direct calls) or ``"abi"`` (``ffi.dlopen``, as upstream builds are loaded).
+    ffi, lib
+        The cffi ``FFI`` object and the library object whose attributes are the C functions.
+    version : str
+        ``SimdVersion()``, e.g. ``"7.1.162"``.
+    generation : str
+        The API generation the declarations follow: ``"7.0"`` (v7.0.160) or ``"7.1"`` (v7.1.161 and later).
+    capabilities : dict
+        What was found at load time, e.g. ``{"int8_precise": True}``: whether ``SimdSynetInnerProduct8i`` honours
+        ``SimdSynetCompatibility8iPrecise`` (upstream's default build always saturates int16 pairs).
+
+    Examples
+    --------
+    >>> lib = simdbind.load("bundled")
+    >>> lib.kind, lib.mode
+    ('bundled', 'api')
+    >>> lib.capabilities["int8_precise"]
+    True
+    """
 
     path: str
     kind: str  # "bundled" or "external"
@@ -47,7 +77,34 @@ class Library:
 
     # -- functions -------------------------------------------------------------------------------------------
     def function(self, name: str) -> Any:
-        """The C function `name`, or :class:`FunctionNotAvailableError` if this library lacks it."""
+        """The C function `name` of this library.
+
+        Parameters
+        ----------
+        name : str
+            The C name, e.g. ``"SimdSynetEltwiseLayerForward"``.
+
+        Returns
+        -------
+        object
+            The cffi function (looked up once, then cached).
+
+        Raises
+        ------
+        FunctionNotAvailableError
+            This library does not export `name`.
+
+        Examples
+        --------
+        >>> lib = simdbind.load("bundled")
+        >>> version = lib.function("SimdVersion")
+        >>> lib.ffi.string(version()).decode() == lib.version
+        True
+        >>> lib.function("SimdNoSuchFunction")
+        Traceback (most recent call last):
+        ...
+        simdbind.errors.FunctionNotAvailableError: SimdNoSuchFunction is not provided by the bundled library ...
+        """
         fn = self._functions.get(name)
         if fn is None:
             try:
@@ -60,6 +117,24 @@ class Library:
         return fn
 
     def has(self, name: str) -> bool:
+        """Whether this library exports the C function `name`.
+
+        Parameters
+        ----------
+        name : str
+            The C name.
+
+        Returns
+        -------
+        bool
+            True when :meth:`function` would return it, False when it would raise.
+
+        Examples
+        --------
+        >>> lib = simdbind.load("bundled")
+        >>> lib.has("SimdSynetSoftmax32f"), lib.has("SimdNoSuchFunction")
+        (True, False)
+        """
         try:
             self.function(name)
         except FunctionNotAvailableError:
@@ -69,20 +144,72 @@ class Library:
     # -- ISA -------------------------------------------------------------------------------------------------
     @property
     def isas_supported(self) -> tuple[str, ...]:
-        """ISAs this library can be switched to on this machine (the bundled library), or () for external ones."""
+        """ISAs this library can be switched to on this machine (the bundled library), or ``()`` for external ones.
+
+        A subset of :data:`simdbind.ISAS`, lowest first, decided by CPUID and XGETBV (what the CPU and the OS can run).
+
+        Examples
+        --------
+        >>> lib = simdbind.load("bundled")
+        >>> lib.isas_supported[:1]
+        ('base',)
+        """
         if self.kind != "bundled":
             return ()
         return tuple(name for i, name in enumerate(ISAS) if self.lib.SimdBindIsaSupported(i))
 
     @property
     def isa(self) -> str:
-        """The ISA the next call uses. External libraries choose it themselves; this reports their best ISA."""
+        """The ISA the next call uses.
+
+        External libraries choose it themselves (upstream dispatches to its best compiled-in ISA); this reports the
+        best ISA they report enabled. A context keeps the ISA of its creation (its own ``isa``).
+
+        Examples
+        --------
+        >>> lib = simdbind.load("bundled")
+        >>> lib.isa in lib.isas_supported
+        True
+        """
         if self.kind == "bundled":
             return ISAS[self.lib.SimdBindGetIsa()]
         return _best_upstream_isa(self)
 
     def set_isa(self, name: str) -> None:
-        """Select the ISA of later calls (process-wide for the bundled library). Unsupported names raise."""
+        """Select the ISA of later calls (process-wide: free functions and contexts created afterwards).
+
+        ``SIMDBIND_ISA=NAME`` in the environment does the same when the bundled library is loaded. There is never a
+        silent fallback: an ISA this machine cannot run is an error.
+
+        Parameters
+        ----------
+        name : str
+            One of :data:`simdbind.ISAS`: ``"base"`` (portable C), ``"sse41"``, ``"avx2"`` (with FMA),
+            ``"avx512bw"`` or ``"avx512vnni"`` (the int8 inner product uses VNNI there; other functions run their
+            avx512bw code).
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        IsaError
+            An unknown name, an ISA this CPU or OS cannot run, or an external library (whose ISA cannot be chosen).
+
+        Examples
+        --------
+        >>> lib = simdbind.load("bundled")
+        >>> previous = lib.isa
+        >>> lib.set_isa("base")
+        >>> lib.isa
+        'base'
+        >>> lib.set_isa(previous)
+        >>> lib.set_isa("neon")
+        Traceback (most recent call last):
+        ...
+        simdbind.errors.IsaError: isa: must be one of base, sse41, avx2, avx512bw, avx512vnni, got 'neon'
+        """
         if self.kind != "bundled":
             raise IsaError(
                 f"isa: the ISA of the external library {self.path} cannot be chosen (upstream always dispatches "
@@ -99,7 +226,32 @@ class Library:
 
     @contextlib.contextmanager
     def use_isa(self, name: str) -> Iterator[None]:
-        """Run a block at ISA `name`, then restore the previous one. Not meant for concurrent use."""
+        """Run a block at ISA `name`, then restore the previous one. Not meant for concurrent use.
+
+        Parameters
+        ----------
+        name : str
+            An ISA of :attr:`isas_supported`.
+
+        Returns
+        -------
+        contextlib.AbstractContextManager
+            A context manager; the ISA is set on entry and restored on exit, also when the block raises.
+
+        Raises
+        ------
+        IsaError
+            As :meth:`set_isa`.
+
+        Examples
+        --------
+        >>> lib = simdbind.load("bundled")
+        >>> before = lib.isa
+        >>> with lib.use_isa("base"):
+        ...     y = simdbind.unary(np.array([4.0, 9.0], np.float32), "sqrt", library=lib)
+        >>> y, lib.isa == before
+        (array([2., 3.], dtype=float32), True)
+        """
         previous = self.isa
         self.set_isa(name)
         try:
@@ -110,6 +262,13 @@ class Library:
     # -- general functions -----------------------------------------------------------------------------------
     @property
     def cpu_model(self) -> str:
+        """The CPU's model name as the library reports it (``SimdCpuDesc``), or ``"unknown"``.
+
+        Examples
+        --------
+        >>> isinstance(simdbind.load("bundled").cpu_model, str)
+        True
+        """
         if not self.has("SimdCpuDesc"):
             return "unknown"
         desc = self.function("SimdCpuDesc")(self.ffi.cast("SimdCpuDescType", 0))
@@ -117,11 +276,52 @@ class Library:
 
     @property
     def threads(self) -> int:
-        """Threads of GEMM-based calls (1 when the library cannot tell)."""
+        """Threads of the GEMM, convolution and int8 calls (``SimdGetThreadNumber``; 1 when the library cannot tell).
+
+        Examples
+        --------
+        >>> simdbind.load("bundled").threads >= 1
+        True
+        """
         return int(self.function("SimdGetThreadNumber")()) if self.has("SimdGetThreadNumber") else 1
 
     def set_threads(self, count: int) -> int:
-        """Set the thread count of GEMM-based calls; returns what the library kept (it clamps to the CPU)."""
+        """Set the thread count of the GEMM, convolution and int8 calls (``SimdSetThreadNumber``).
+
+        A call splits its work into one part per thread; the split depends only on the sizes and the thread count,
+        so results never depend on which thread ran a part. Workers are kept between calls and spin for 1 ms before
+        they sleep.
+
+        Parameters
+        ----------
+        count : int
+            Threads, at least 1.
+
+        Returns
+        -------
+        int
+            The count the library kept (it clamps to the CPUs available).
+
+        Raises
+        ------
+        ArgumentError
+            `count` is not an int of at least 1.
+        FunctionNotAvailableError
+            The library has no ``SimdSetThreadNumber``.
+
+        Examples
+        --------
+        >>> lib = simdbind.load("bundled")
+        >>> before = lib.threads
+        >>> lib.set_threads(1)
+        1
+        >>> lib.set_threads(0)
+        Traceback (most recent call last):
+        ...
+        simdbind.errors.ArgumentError: count: must be an int >= 1, got 0
+        >>> lib.set_threads(before) == before
+        True
+        """
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             from simdbind.errors import ArgumentError
 
@@ -130,7 +330,20 @@ class Library:
         return self.threads
 
     def describe(self) -> dict[str, Any]:
-        """Everything `simdbind info` prints, as data (also recorded in conformance reports)."""
+        """Everything ``simdbind info`` prints, as data (also recorded in conformance reports).
+
+        Returns
+        -------
+        dict
+            ``path``, ``kind``, ``mode``, ``version``, ``generation``, ``cpu_model``, ``isas_supported``, ``isa``,
+            ``threads`` and ``capabilities``.
+
+        Examples
+        --------
+        >>> info = simdbind.load("bundled").describe()
+        >>> info["kind"], info["generation"]
+        ('bundled', '7.1')
+        """
         return {
             "path": self.path,
             "kind": self.kind,
@@ -164,7 +377,19 @@ _default_lock = threading.Lock()
 
 
 def bundled_path() -> str:
-    """File of the bundled library (the compiled cffi module, which exports the Simd symbols)."""
+    """File of the bundled library (the compiled cffi module, which exports the Simd symbols).
+
+    Returns
+    -------
+    str
+        An absolute path; :func:`load` of it in ``mode="abi"`` loads the bundled library as an external one would be.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.path.isfile(simdbind.bundled_path())
+    True
+    """
     from simdbind import _bundled
 
     return os.path.abspath(_bundled.__file__)
@@ -192,6 +417,23 @@ def load(path: str | os.PathLike[str] | None = None, *, mode: str | None = None)
         The library predates v7.0.160.
     IsaError
         ``SIMDBIND_ISA`` names an ISA this machine or library cannot run.
+
+    Returns
+    -------
+    Library
+        The loaded library. A library loaded by path stays mapped until the process ends, as an extension module
+        does (contexts' finalizers and the library's worker threads may run its code until then).
+
+    Examples
+    --------
+    >>> lib = simdbind.load("bundled")              # load() alone: SIMD_LIBRARY if set, else this
+    >>> abi = simdbind.load("bundled", mode="abi")  # the bundled library through ffi.dlopen
+    >>> abi.kind, abi.mode, abi.version == lib.version
+    ('bundled', 'abi', True)
+    >>> simdbind.load("no-such-libSimd.so")
+    Traceback (most recent call last):
+    ...
+    simdbind.errors.LibraryError: ...
     """
     if path is None:
         path = os.environ.get("SIMD_LIBRARY") or "bundled"
@@ -292,7 +534,7 @@ def _identify(library: Library) -> None:
         raise UnsupportedLibraryError(
             f"{library.path}: Simd {library.version} predates v7.0.160, the oldest supported release: "
             "SimdSynetInnerProduct32fInit/Forward changed their signatures and SimdSynetSoftmax32f and "
-            "GatherElements appeared in v7.0.160, so calls would pass the wrong arguments (README, \"Libraries, "
+            "GatherElements appeared in v7.0.160, so calls would pass the wrong arguments (manual, \"Libraries, "
             "modes and ISAs\")"
         )
     library.generation = "7.1" if library.has("SimdSynetPoolingMax16b") else "7.0"
@@ -325,7 +567,25 @@ def _apply_isa_override(library: Library) -> None:
 
 
 def default_library() -> Library:
-    """The library that functions use when no ``library=`` is given (loaded on first use, see :func:`load`)."""
+    """The library that functions use when no ``library=`` is given.
+
+    Loaded on first use by ``load()``: the library named by ``SIMD_LIBRARY``, else the bundled one.
+
+    Returns
+    -------
+    Library
+        The same object on every call, until :func:`set_default_library` replaces it.
+
+    Raises
+    ------
+    LibraryError, UnsupportedLibraryError, IsaError
+        As :func:`load`, on first use.
+
+    Examples
+    --------
+    >>> simdbind.default_library() is simdbind.default_library()
+    True
+    """
     global _default
     if _default is None:
         with _default_lock:
@@ -335,7 +595,31 @@ def default_library() -> Library:
 
 
 def set_default_library(library: Library | str | os.PathLike[str] | None) -> Library:
-    """Make `library` (a Library, or anything :func:`load` takes) the default; returns it."""
+    """Make `library` the default of every function called without ``library=``.
+
+    Parameters
+    ----------
+    library : Library, str, os.PathLike or None
+        A loaded library, or anything :func:`load` takes (``None``: ``SIMD_LIBRARY``, else the bundled library).
+
+    Returns
+    -------
+    Library
+        The new default.
+
+    Raises
+    ------
+    LibraryError, UnsupportedLibraryError, IsaError
+        As :func:`load`, when `library` is not a :class:`Library`.
+
+    Examples
+    --------
+    >>> previous = simdbind.default_library()
+    >>> abi = simdbind.set_default_library(simdbind.load("bundled", mode="abi"))
+    >>> simdbind.default_library().mode
+    'abi'
+    >>> _ = simdbind.set_default_library(previous)
+    """
     global _default
     new = library if isinstance(library, Library) else load(library)
     with _default_lock:

@@ -47,6 +47,34 @@ def pooling_output_size(size: int, kernel: int, stride: int, pad_begin: int, pad
     In ceil mode a last window that would start past the input and the begin pad (entirely in the end pad) is
     dropped, as PyTorch and ONNX do, so that no window is empty. Returns 0 when the padded input is shorter than
     the kernel (the wrappers refuse that). Sizes and pads are ints >= 0, kernel and stride >= 1.
+
+    Parameters
+    ----------
+    size : int
+        The input length along the axis.
+    kernel, stride : int
+        The window's length and step, >= 1.
+    pad_begin, pad_end : int
+        The pads before and after the input, >= 0.
+    ceil_mode : bool
+        Round up instead of down.
+
+    Returns
+    -------
+    int
+        The number of output positions along the axis.
+
+    Raises
+    ------
+    ArgumentError
+        A size, pad, kernel or stride that is not an int in its range.
+
+    Examples
+    --------
+    >>> simdbind.pooling_output_size(56, kernel=3, stride=2, pad_begin=1, pad_end=1)
+    28
+    >>> simdbind.pooling_output_size(6, 3, 2, 0, 0), simdbind.pooling_output_size(6, 3, 2, 0, 0, ceil_mode=True)
+    (2, 3)
     """
     size, pad_begin, pad_end = size_arg(size, "size"), size_arg(pad_begin, "pad_begin"), size_arg(pad_end, "pad_end")
     kernel, stride = size_arg(kernel, "kernel", minimum=1), size_arg(stride, "stride", minimum=1)
@@ -83,7 +111,7 @@ def _axis(axis: str, size: int, kernel: int, stride: int, pads: tuple[int, int],
         if pad >= kernel:
             raise ArgumentError(
                 f"{pad_name}: the {axis} {side} pad must be < the kernel ({kernel}), got {pad} (upstream wraps "
-                "windows that lie entirely in the padding to the whole axis; README, \"Pooling and GatherElements\")")
+                "windows that lie entirely in the padding to the whole axis; manual, \"Pooling and GatherElements\")")
     out = _output_size(size, kernel, stride, pads[0], pads[1], ceil_mode)
     if out < 1:
         raise ArgumentError(f"output size: the {axis} axis gives {out} outputs (input {size} + pads {pads[0]}+"
@@ -141,13 +169,43 @@ def pooling_average(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int 
         ``count_include_pad=0``); False: by ``kernel_y * kernel_x`` (PyTorch's default ``count_include_pad=True``).
     ceil_mode
         Round the output size up (a last window starting in the end pad is dropped).
+    layout
+        ``"nchw"`` or ``"nhwc"`` (any case), or :class:`simdbind.TensorFormat`.
     out
         Optional float32 output of the result's shape (contiguous, not overlapping `x`).
+    library
+        The Simd library to call (default: :func:`simdbind.default_library`).
 
     Returns
     -------
     numpy.ndarray
-        ``sum(window) / divisor`` per channel and output position, summed in float32 in row-major window order.
+        ``sum(window) / divisor`` per channel and output position, summed in float32 in row-major window order. Its
+        spatial sizes are :func:`pooling_output_size` of each axis.
+
+    Raises
+    ------
+    DTypeError
+        `x` or `out` is not float32.
+    ArgumentError
+        `x` not 3-d or 4-d, a kernel, stride or pad out of range (a pad as large as its kernel: upstream wraps
+        such pads), an output that would be empty, a missing or non-bool `exclude_pad`, an unknown `layout`, or a
+        bad `out`.
+    FunctionNotAvailableError
+        The library lacks the C function.
+
+    Examples
+    --------
+    >>> x = np.arange(16, dtype=np.float32).reshape(1, 4, 4)
+    >>> simdbind.pooling_average(x, 2, stride=2, exclude_pad=True)
+    array([[[ 2.5,  4.5],
+            [10.5, 12.5]]], dtype=float32)
+    >>> y = np.arange(9, dtype=np.float32).reshape(1, 3, 3)    # the last windows reach into the end pad:
+    >>> simdbind.pooling_average(y, 2, stride=2, pad=((0, 1), (0, 1)), exclude_pad=True)   # ONNX's default divisor
+    array([[[2. , 3.5],
+            [6.5, 8. ]]], dtype=float32)
+    >>> simdbind.pooling_average(y, 2, stride=2, pad=((0, 1), (0, 1)), exclude_pad=False)  # PyTorch's default
+    array([[[2.  , 1.75],
+            [3.25, 2.  ]]], dtype=float32)
     """
     key = None
     if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _checks.py
@@ -196,6 +254,56 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
     The maximum is the fold ``m = m > v ? m : v`` over the window
     in row-major order (per channel), starting from ``-FLT_MAX`` (float32, bf16) or 0 (uint8): a NaN survives only
     as the last element of its window, and an all ``-inf`` window gives ``-FLT_MAX`` (bf16: ``-inf``, 0xFF80).
+
+    Parameters
+    ----------
+    x
+        float32, bf16 or uint8, ``(C, H, W)`` or ``(N, C, H, W)`` for ``"nchw"``; ``(H, W, C)`` or
+        ``(N, H, W, C)`` for ``"nhwc"``.
+    kernel, stride
+        An int or a ``(y, x)`` pair, each >= 1; `stride` is required.
+    pad
+        Any pad spelling of :func:`pooling_average`; every pad must be < the kernel along its axis.
+    layout
+        ``"nchw"`` or ``"nhwc"``, or :class:`simdbind.TensorFormat`.
+    ceil_mode
+        Round the output size up (a last window starting in the end pad is dropped).
+    kernel_c, stride_c, pad_c
+        Pooling across channels (float32 only): the channel window, its step and its pads (an int or
+        ``(begin, end)``).
+    out
+        Optional output of the result's shape and x's dtype.
+    library
+        The Simd library to call (default: :func:`simdbind.default_library`).
+
+    Returns
+    -------
+    numpy.ndarray
+        `out`, or a new array of x's dtype.
+
+    Raises
+    ------
+    DTypeError
+        `x` is not float32, bf16 or uint8, or `out` has another dtype.
+    ArgumentError
+        As :func:`pooling_average`; channel pooling of a dtype other than float32.
+    FunctionNotAvailableError
+        The library lacks the C function.
+    UpstreamDefectError
+        On an upstream library, a call that would hit one of its catalogued defects and has no safe route.
+
+    Examples
+    --------
+    >>> x = np.arange(16, dtype=np.float32).reshape(1, 4, 4)
+    >>> simdbind.pooling_max(x, 2, stride=2)
+    array([[[ 5.,  7.],
+            [13., 15.]]], dtype=float32)
+    >>> simdbind.pooling_max(x.astype(np.uint8), 3, stride=1, pad=1)[0, 0]
+    array([5, 6, 7, 7], dtype=uint8)
+    >>> simdbind.pooling_max(x, 2, stride=2, pad=2)
+    Traceback (most recent call last):
+    ...
+    simdbind.errors.ArgumentError: pad: ...
     """
     key = None
     if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _checks.py

@@ -1,7 +1,8 @@
-"""The header's struct layout and enum values against the spec's tables (upstream v7.1.162).
+"""The header's struct layout and enum values against upstream's (v7.1.162).
 
-The expected values below are transcribed from shared/spec/SIMD_SYNET_ABI.md section 2; when the spec is present
-beside the project, the struct table is also read from it directly.
+The expected values below are transcribed from upstream's src/Simd/SimdLib.h (the enumerations and
+SimdConvolutionParameters: 160 bytes on LP64); when the ABI notes the bindings were written from lie beside the
+project (../shared/spec, not part of this repository), the struct table is also read from them directly.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from simdbind._abi import ffi as abi_ffi
 
 SPEC = Path(__file__).resolve().parents[2] / "shared" / "spec" / "SIMD_SYNET_ABI.md"
 
-STRUCT_FIELDS = [  # (field, offset, size), spec 2.8
+STRUCT_FIELDS = [  # (field, offset, size) of SimdConvolutionParameters, SimdLib.h
     ("srcC", 0, 8), ("srcH", 8, 8), ("srcW", 16, 8), ("srcT", 24, 4), ("srcF", 28, 4),
     ("dstC", 32, 8), ("dstH", 40, 8), ("dstW", 48, 8), ("dstT", 56, 4), ("dstF", 60, 4),
     ("kernelY", 64, 8), ("kernelX", 72, 8), ("dilationY", 80, 8), ("dilationX", 88, 8),

@@ -17,7 +17,7 @@ from simdbind.conformance.model import REGISTRY
 from tests.runner_doubles import Corrupting, Renamed
 
 ENTRY = {"id": "TEST-MAX-17", "function": "eltwise", "when": "op == 'max' and size == 17 and isa in ('base', 'avx2')",
-         "versions": ">=7.0.160", "spec": "spec 3.2", "behaviour": "wrong maximum in the tail", "affects": "bundled"}
+         "versions": ">=7.0.160", "spec": "the eltwise kernel", "behaviour": "wrong maximum in the tail", "affects": "bundled"}
 
 
 def write(tmp_path, entries, name="elementwise.json"):
@@ -206,7 +206,7 @@ def test_failing_catalogued_case_is_known_and_passing_one_is_xpass(tmp_path, bas
     results = {r.descriptor: r for r in run.results}
     known = results["eltwise op=max count=2 size=17"]
     assert known.status == "known" and known.deviation == "TEST-MAX-17"
-    assert known.detail.startswith("known deviation TEST-MAX-17 (spec 3.2): wrong maximum in the tail; observed: 1/17")
+    assert known.detail.startswith("known deviation TEST-MAX-17 (the eltwise kernel): wrong maximum in the tail; observed: 1/17")
     assert known.repro and known.ok
     assert results["eltwise op=min count=2 size=17"].status == "fail"  # not catalogued
     xpass = results["eltwise op=max count=3 size=17"]
@@ -250,7 +250,7 @@ def test_check_turns_a_known_deviation_into_an_xfail_with_the_id(tmp_path, base,
     except BaseException as error:  # noqa: B036
         caught = error
     assert isinstance(caught, pytest.xfail.Exception), caught
-    assert str(caught).startswith("TEST-MAX-17: known deviation TEST-MAX-17 (spec 3.2)")
+    assert str(caught).startswith("TEST-MAX-17: known deviation TEST-MAX-17 (the eltwise kernel)")
     assert take_result().status == "known" and take_result() is None
     check(base, REGISTRY["eltwise"], case("eltwise op=max count=2 size=17"), 1)  # xpass: passes (pytest says XPASS)
     with pytest.raises(AssertionError, match="repro: simdbind conformance"):

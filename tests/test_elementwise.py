@@ -130,7 +130,7 @@ def bits(a):
 
 NAN, INF = float("nan"), float("inf")
 UNARY_X = f32(2.5, -0.5, -0.3, 0.0, -0.0, 1.0, NAN, INF, -INF, 4.0, -2.5, 0.49999997, 3e9)
-UNARY_EXPECTED = {  # written by hand from the contract (README unary table)
+UNARY_EXPECTED = {  # written by hand from the contract (the unary table, docs/guide/tolerance.md)
     "abs": f32(2.5, 0.5, 0.3, 0.0, 0.0, 1.0, NAN, INF, INF, 4.0, 2.5, 0.49999997, 3e9),
     "neg": f32(-2.5, 0.5, 0.3, -0.0, 0.0, -1.0, NAN, -INF, INF, -4.0, 2.5, -0.49999997, -3e9),
     "ceil": f32(3, -0.0, -0.0, 0.0, -0.0, 1, NAN, INF, -INF, 4, -2, 1, 3e9),

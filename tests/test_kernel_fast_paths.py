@@ -40,7 +40,8 @@ def test_gather_inner_blocks_match_the_contract(bundled, index_dtype):
 
 
 def _scan_order_average_2x2(x: np.ndarray) -> np.ndarray:
-    """The kernel's semantics (spec 3.12.2), float32 step by step: 0 + the window in row-major order, then / 4."""
+    """The kernel's semantics (upstream's Base average pooling), float32 step by step: 0 + the window in row-major
+    order, then / 4."""
     c, h, w = x.shape
     out = np.empty((c, h // 2, w // 2), np.float32)
     with np.errstate(over="ignore"):

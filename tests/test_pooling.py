@@ -59,7 +59,7 @@ def test_max_hand_checked_both_layouts_and_batch(library):
 
 def test_max_nan_survives_only_as_the_last_element_of_the_window(library):
     nan = np.nan
-    # Spec 3.12.3: [NaN, 1, 2, NaN] -> NaN; [NaN, 1, 2, 0.5] -> 2 (row-major 2x2 windows).
+    # The fold m = m > x ? m : x: [NaN, 1, 2, NaN] -> NaN; [NaN, 1, 2, 0.5] -> 2 (row-major 2x2 windows).
     x = f32([[[nan, 1, nan, 1], [2, nan, 2, 0.5]]])
     out = simdbind.pooling_max(x, 2, stride=2, library=library)
     assert np.isnan(out[0, 0, 0]) and out[0, 0, 1] == 2
@@ -171,7 +171,7 @@ def test_out_overlapping_x_is_refused_and_untouched():
     np.testing.assert_array_equal(buf, before)
 
 
-# -- upstream defect routes (spec 3.12.3) --------------------------------------------------------------------------
+# -- upstream defect routes (Max32f's SIMD defects, docs/upstream.md) ------------------------------------------
 def _axes(c, h, w, k, s, p, out_hw):
     return (_Axis(1, 1, 0, 0, c, c), _Axis(k[0], s[0], p[0], 0, h, out_hw[0]), _Axis(k[1], s[1], p[1], 0, w, out_hw[1]))
 
@@ -257,8 +257,9 @@ def test_hypothesis_matches_reference(bundled, problem):
 
 
 class _DefectTrap:
-    """An "external" library whose Max32f refuses every parameter set that reaches an upstream defect
-    (spec 3.12.3 conditions, taken for any SIMD width F in {4, 8, 16}); everything else runs on the bundled code."""
+    """An "external" library whose Max32f refuses every parameter set that reaches an upstream defect (the
+    conditions of upstream's Max32f defects, taken for any SIMD width F in {4, 8, 16}); everything else runs on the
+    bundled code."""
 
     kind = "external"
 

@@ -4,7 +4,7 @@
  * allow. It prints the fp32 multiply-add rate and each uint8 x int8 form's rate, and their ratios: issue #5's "int8
  * at least 3x the fp32 GEMM" cannot be met by any kernel when the ceiling ratio is below 3.
  *
- *     gcc -O2 -march=native tools/throughput_ceiling.c -o /tmp/ceiling && /tmp/ceiling
+ *     gcc -O2 -march=native tools/throughput_ceiling.c -o build/ceiling && build/ceiling
  *
  * Vectors are 512-bit when the compiler targets AVX-512BW (-march=native on such a CPU), else 256-bit (AVX2).
  * Forms, per vector of uint8 x int8 bytes (ops = 2 per multiply-add, as the benchmark counts them):

@@ -6,8 +6,8 @@
 
 exp, log, erf, tanh, sin and cos are measured in ulps against glibc's double functions (error < 2^-28 float ulp);
 rcp, sqrt, rsqrt, abs, neg, not, zero, ceil, floor, round and sign are compared bit for bit with the contract's
-scalar C expression (README, "The unary contract"). The reference of each chunk of inputs is computed once and
-shared by every ISA. The C part (tools/ulp_exhaustive.c) is compiled on first use into the cache directory.
+scalar C expression (docs/guide/tolerance.md, "The unary contract"). The reference of each chunk of inputs is
+computed once and shared by every ISA. The C part (tools/ulp_exhaustive.c) is compiled on first use into the cache directory.
 About 2-4 minutes per transcendental operation for the five ISAs on two cores; the exact operations take seconds.
 """
 

@@ -58,7 +58,34 @@ class DescriptorError(ValueError):
 @dataclass(frozen=True)
 class Case:
     """One case. ``descriptor`` names it in the grammar above and is the repro key; ``profiles`` says which
-    profiles run it (a property of the grid, not of the case: it takes no part in equality)."""
+    profiles run it (a property of the grid, not of the case: it takes no part in equality).
+
+    A descriptor is ``<function> key=value ...``: the keys, their order and defaults are the function's fields in
+    ``simdbind/conformance/cases/<family>.py``, and a key at its default is left out. Cases are made by the
+    functions' grids; :func:`case_from_descriptor` parses one back from its text.
+
+    Attributes
+    ----------
+    function : str
+        The simdbind function name (e.g. ``"eltwise"``).
+    descriptor : str
+        The case's name in the descriptor grammar.
+    params : dict
+        The case's parameters, by field name.
+    dtype, layout, group : str
+        The report's columns: data type, ``"nchw"``/``"nhwc"`` (``"-"`` where none applies), and ``"main"`` or
+        ``"edge"`` (outside a contract's exact domain: NaN, Inf, ties, huge arguments).
+    profiles : tuple of str
+        The profiles (``smoke``, ``ci``, ``full``) that run the case.
+
+    Examples
+    --------
+    >>> import simdbind.conformance.cases                   # registers every function's cases
+    >>> from simdbind.conformance.model import case_from_descriptor
+    >>> case = case_from_descriptor("eltwise op=max count=2 size=17")
+    >>> case.function, case.params["op"], case.params["size"], case.group
+    ('eltwise', 'max', 17, 'main')
+    """
 
     function: str
     descriptor: str
@@ -69,11 +96,49 @@ class Case:
     profiles: tuple[str, ...] = field(default=PROFILES, compare=False)  # the profiles that run this case
 
     def seed(self, base_seed: int) -> int:
-        """A seed from the descriptor and the run's seed: independent of case order and worker count."""
+        """A seed from the descriptor and the run's seed: independent of case order and worker count.
+
+        Parameters
+        ----------
+        base_seed : int
+            The run's seed (``--seed``).
+
+        Returns
+        -------
+        int
+            A 64-bit seed.
+
+        Examples
+        --------
+        >>> import simdbind.conformance.cases                   # registers every function's cases
+        >>> from simdbind.conformance.model import case_from_descriptor
+        >>> case = case_from_descriptor("eltwise op=max count=2 size=17")
+        >>> case.seed(1) == case.seed(1) != case.seed(2)
+        True
+        """
         digest = hashlib.blake2b(f"{base_seed}:{self.descriptor}".encode(), digest_size=8).digest()
         return int.from_bytes(digest, "little")
 
     def rng(self, base_seed: int) -> np.random.Generator:
+        """The random generator of this case's inputs in a run of seed `base_seed` (seeded by :meth:`seed`).
+
+        Parameters
+        ----------
+        base_seed : int
+            The run's seed.
+
+        Returns
+        -------
+        numpy.random.Generator
+
+        Examples
+        --------
+        >>> import simdbind.conformance.cases                   # registers every function's cases
+        >>> from simdbind.conformance.model import case_from_descriptor
+        >>> case = case_from_descriptor("unary op=exp size=5")
+        >>> case.rng(7).random() == case.rng(7).random()
+        True
+        """
         return np.random.default_rng(self.seed(base_seed))
 
 

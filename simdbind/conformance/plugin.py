@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from simdbind.conformance.runner import CaseResult, Run
 
 MARKER = "simd_conformance"
-_RESULTS: list[dict[str, Any]] = []  # the conformance results of this session (on the controller)
+_RESULTS: list[dict[str, Any]] = []  # the conformance results of this pytest run (on the controller)
 _LAST: list[CaseResult] = []  # the result of the last check() in this process
 _START: list[float] = []
 #: What a session keeps on its config: the selected implementations, and the run and report files of the session.

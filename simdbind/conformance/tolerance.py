@@ -19,6 +19,33 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Tolerance:
+    """How close an output element must be to the reference.
+
+    An element passes when it is bitwise equal to the expected one, when both are NaN, or when both are finite and
+    ``|actual - expected| <= abs + rel * |expected|`` (or within `max_ulp` units in the last place, where given).
+    ``exact=True`` leaves only the first two.
+
+    Parameters
+    ----------
+    abs, rel : float
+        The absolute and relative bounds.
+    max_ulp : int, optional
+        A bound in units in the last place that replaces abs/rel.
+    exact : bool
+        Bitwise equality (or both NaN) only.
+    why : str
+        Where the bound comes from, shown in reports.
+
+    Examples
+    --------
+    >>> from simdbind.conformance import Tolerance
+    >>> Tolerance(rel=1e-6, abs=1e-7, why="float64 softmax rounded once").describe()
+    'abs 1e-07 + rel 1e-06'
+    >>> from simdbind.conformance.tolerance import compare
+    >>> compare(np.float32([1.0, 2.0]), np.float32([1.0, 2.0000002]), Tolerance(rel=1e-6)).passed
+    True
+    """
+
     abs: float = 0.0
     rel: float = 0.0
     max_ulp: int | None = None
@@ -26,6 +53,19 @@ class Tolerance:
     why: str = ""
 
     def describe(self) -> str:
+        """The tolerance as reports print it.
+
+        Returns
+        -------
+        str
+            ``"exact"``, or the bounds joined by ``" + "``.
+
+        Examples
+        --------
+        >>> from simdbind.conformance import Tolerance
+        >>> Tolerance(exact=True).describe(), Tolerance(max_ulp=2).describe()
+        ('exact', '2 ulp')
+        """
         if self.exact:
             return "exact"
         parts = [f"abs {self.abs:g}" if self.abs else "", f"rel {self.rel:g}" if self.rel else "",

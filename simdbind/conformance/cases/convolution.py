@@ -16,7 +16,7 @@ Four sources of cases, each in both layouts:
 Inputs: src, weight and bias U[-1, 1] (upstream's ranges); ``out`` is pre-filled with NaN so that any read of the
 destination before it is written shows up (upstream's Base GEMM does read it: CONV32F-BASE-GEMM-READS-DST in the
 deviation catalogue). Tolerance: the float32 sum of a K = kY*kX*srcC/group term reduction against the float64
-reference (README, 'The tolerance model'), times the activation's Lipschitz bound, 16 times larger for shapes that
+reference (docs/guide/tolerance.md), times the activation's Lipschitz bound, 16 times larger for shapes that
 Winograd may take.
 """
 
@@ -307,7 +307,7 @@ def _non_finite_pixel(p: dict[str, Any], layout: str) -> tuple[int, int, int, in
 
 def non_finite_expectation(expected: np.ndarray, actual: np.ndarray, info: str, p: dict[str, Any],
                            layout: str) -> np.ndarray:
-    """The rule for a non-finite input, per algorithm (README, "The tolerance model").
+    """The rule for a non-finite input, per algorithm (docs/guide/tolerance.md).
 
     Every algorithm that sums the products of each window (direct, GEMM, depthwise) gives the reference's Inf and
     NaN exactly: the reference is the expectation. A Winograd algorithm F(m x m, r x r) mixes the values of each

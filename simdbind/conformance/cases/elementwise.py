@@ -111,7 +111,8 @@ UNARY_SMOKE_SIZES = (17,)
 
 
 def unary_main_inputs(op: str, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Inputs inside the op's exact domain (README unary table); upstream's U[-200, 10] where it fits."""
+    """Inputs inside the op's exact domain (the unary contract, docs/guide/tolerance.md); upstream's U[-200, 10]
+    where it fits."""
     def mix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(rng.random(size) < 0.5, a, b)
 

@@ -1,7 +1,7 @@
 """Cases of the inner-product family: InnerProduct32f (context), InnerProductLayerForward, InnerProduct8i.
 
-Float tolerance (scaled with K, documented in the README): with inputs bounded by ``amax`` and ``bmax`` and a
-bias bounded by 1,
+Float tolerance (scaled with K, documented in docs/guide/tolerance.md): with inputs bounded by ``amax`` and ``bmax``
+and a bias bounded by 1,
 
     abs = L * (2 * K * eps * amax * bmax + 2 * eps) + 8 * eps * P * (1 + sqrt(K) * amax * bmax)
     rel = 8 * eps                                                     (eps = 2**-24, float32's unit roundoff)

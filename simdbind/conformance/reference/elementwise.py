@@ -30,7 +30,7 @@ def eltwise(inputs: Sequence[np.ndarray], op: str, weights: Sequence[float] | No
     return np.asarray(acc, np.float32)
 
 
-# -- unary: the contract decisions of the README's unary table -----------------------------------------------
+# -- unary: the contract decisions of the unary table (docs/guide/tolerance.md) ------------------------------
 def _erf64(x: np.ndarray) -> np.ndarray:
     import math
 
@@ -89,7 +89,7 @@ def unary(x: NDArray[np.float32], op: str) -> np.ndarray:
         return y.astype(np.float32)
 
 
-# -- softmax: non-finite inputs per the README's softmax contract ----------------------------------------------
+# -- softmax: non-finite inputs per the softmax contract (docs/guide/python-api.md) --------------------------
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Max-subtracted softmax along `axis` in float64, rounded to float32.
 
