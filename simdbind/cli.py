@@ -70,7 +70,7 @@ def _conformance(args: argparse.Namespace) -> int:
         if args.case is not None:
             runner.check_descriptor(args.case, chosen)
         impls = implementations(args.library, args.isa, args.mode, args.impl)
-        steps = runner.plan(impls, args.function or None, args.profile, args.case_filter, args.case)
+        steps = runner.plan(impls, args.function or None, args.profile, args.case_filter, args.case, args.shard)
     except (KeyError, ValueError) as error:
         return _error(error.args[0] if isinstance(error, KeyError) and error.args else str(error))
     if args.list:
@@ -82,6 +82,8 @@ def _conformance(args: argparse.Namespace) -> int:
     meta = report.make_meta(impls, profile=args.profile, seed=args.seed,
                             filter=" ".join(args.case_filter or []) or None, case=args.case, functions=args.function,
                             workers=workers, command=shlex.join(command))
+    if args.shard is not None:
+        meta["shard"] = str(args.shard)
     print(report.format_header(meta, len(steps), impls), flush=True)
     if not steps:
         print("no cases selected", file=sys.stderr)
@@ -89,7 +91,9 @@ def _conformance(args: argparse.Namespace) -> int:
     progress = None if args.no_progress else report.Progress(sys.stderr)
     try:
         outcome = runner.run(impls, args.function or None, args.profile, args.seed, args.case_filter, progress,
-                             workers, args.case)
+                             workers, args.case, shard=args.shard)
+    except runner.WorkerError as error:
+        return _error(str(error))
     finally:
         if progress:
             progress.close()

@@ -1,0 +1,37 @@
+"""A conformance function whose cases cost what their descriptor says (``sleep=MS``), for the runner's tests of
+progress: 300 cases that cost nothing, then 12 that take 0.3 s each (imported by the tests; never by the suite)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable
+
+import numpy as np
+
+from simdbind.conformance.model import F, Case, Function, register
+from simdbind.conformance.tolerance import EXACT, Tolerance
+
+
+@register
+class SlowCopy(Function):
+    name = "slow_copy"
+    family = "fake"
+    symbols = ("SimdVersion",)
+    fields = (F("index", "int"), F("sleep", "int"))
+
+    def grid(self) -> Iterable[Case]:
+        for index in range(312):
+            yield self.case({"index": index, "sleep": 0 if index < 300 else 300}, profiles=("smoke",))
+
+    def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
+        return {"x": rng.standard_normal(4).astype(np.float32)}
+
+    def run(self, library: Any, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        time.sleep(case.params["sleep"] / 1000)
+        return np.array(inputs["x"], copy=True)
+
+    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+        return np.array(inputs["x"], copy=True)
+
+    def tolerance(self, case: Case) -> Tolerance:
+        return EXACT
