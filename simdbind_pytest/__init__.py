@@ -29,11 +29,12 @@ def _options() -> ModuleType:
     if module is not None:
         return module
     package = importlib.util.find_spec("simdbind")  # where the package is, without running its __init__
-    locations = list(package.submodule_search_locations or []) if package else []
-    if not locations:
-        raise ImportError("simdbind_pytest: the simdbind package is not installed")
-    spec = importlib.util.spec_from_file_location(__name__ + "._options",
-                                                  Path(locations[0]) / "conformance" / "options.py")
+    # (An editable install's package spans the source tree and the installed compiled modules.)
+    found = [path for location in (package.submodule_search_locations or []) if package
+             for path in [Path(location) / "conformance" / "options.py"] if path.is_file()]
+    if not found:
+        raise ImportError("simdbind_pytest: simdbind.conformance.options is not installed")
+    spec = importlib.util.spec_from_file_location(__name__ + "._options", found[0])
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up while the file runs

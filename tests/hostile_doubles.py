@@ -30,8 +30,16 @@ def _generator_exit(inputs: Any = None) -> Any:
     raise GeneratorExit
 
 
+def _arrays(value: Any) -> list[np.ndarray]:
+    """The arrays in `value` (a dict's values and lists walked)."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    return [array for item in items for array in _arrays(item)]
+
+
 def _zero_inputs(inputs: dict[str, Any]) -> Any:
-    arrays = [value for value in inputs.values() if isinstance(value, np.ndarray)]
+    arrays = _arrays(inputs)
     for array in arrays:
         array[...] = 0
     return np.zeros_like(arrays[0])
@@ -73,7 +81,7 @@ class Hostile:
     def run(self, function: str, case: Any, inputs: dict[str, Any]) -> Any:
         if self.method == "run":
             return self.act(inputs)
-        return np.array(next(v for v in inputs.values() if isinstance(v, np.ndarray)), copy=True)
+        return np.array(_arrays(inputs)[0], copy=True)
 
     def prepare(self, function: str, case: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
         if self.method == "prepare":

@@ -467,6 +467,21 @@ def _start(workers: int, init: tuple[Any, ...]) -> Any:
     return ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_init, initargs=init)
 
 
+def _worker_ready() -> None:
+    """Nothing: a task that only a worker that started can finish."""
+
+
+def _check_started(pool: Any, workers: int) -> None:
+    """WorkerError when `pool`'s workers die while they start (an implementation or module that does not import
+    there): not a crash of every case."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        pool.submit(_worker_ready).result()
+    except BrokenProcessPool:
+        raise WorkerError(f"-n {workers}: the worker processes died while starting (their error is above)") from None
+
+
 def _stop(pool: Any, terminate: bool) -> None:
     """Shut `pool` down; with `terminate`, at once: queued chunks cancelled and the worker processes killed (a
     second Ctrl-C meanwhile is ignored, so that no worker outlives the run)."""
@@ -542,6 +557,7 @@ def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Functio
         while True:
             if pool is None:
                 pool = _start(workers, init)
+                _check_started(pool, workers)
             while not broken and len(in_flight) < 2 * workers and chunks:
                 chunk = chunks.take()
                 try:
@@ -574,6 +590,7 @@ def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Functio
         for item in (item for chunk in unfinished for item in chunk if results[item[0]] is None):
             if pool is None:
                 pool = _start(1, init)
+                _check_started(pool, 1)
             try:
                 collect(pool.submit(_worker_chunk, [item], CHUNK_SECONDS).result()[0])
             except BrokenProcessPool:
@@ -582,6 +599,8 @@ def _run_parallel(implementations: Sequence[Any], steps: list[tuple[int, Functio
                 collect([(item[0], _crashed(implementations[item[1]], item[2], item[3], seed, catalogue))])
     except KeyboardInterrupt:
         interrupted = True
+    except WorkerError:
+        raise
     except OSError as error:
         failure = _start_failure(error, workers)
         if failure is None:
