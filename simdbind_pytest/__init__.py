@@ -30,8 +30,9 @@ def _options() -> ModuleType:
         return module
     package = importlib.util.find_spec("simdbind")  # where the package is, without running its __init__
     # (An editable install's package spans the source tree and the installed compiled modules.)
-    found = [path for location in (package.submodule_search_locations or []) if package
-             for path in [Path(location) / "conformance" / "options.py"] if path.is_file()]
+    locations = (package.submodule_search_locations if package else None) or []
+    found = [path for location in locations for path in [Path(location) / "conformance" / "options.py"]
+             if path.is_file()]
     if not found:
         raise ImportError("simdbind_pytest: simdbind.conformance.options is not installed")
     spec = importlib.util.spec_from_file_location(__name__ + "._options", found[0])

@@ -60,23 +60,28 @@ def children(pid: int) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_ctrl_c_returns_the_partial_run_at_once_and_leaves_no_worker(workers):
-    process = subprocess.Popen([sys.executable, "-c", RUNNER_SCRIPT, str(workers)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
+def interrupt(process: subprocess.Popen[str], pause: float) -> tuple[str, str, float]:
+    """SIGINT to `process` after `pause` seconds: its stdout, its stderr and the seconds it took to end after it."""
     try:
-        first = json.loads(process.stdout.readline())
-        pids = first["workers"]
-        assert len(pids) == (workers if workers > 1 else 0)
-        time.sleep(1.5)
+        time.sleep(pause)
         process.send_signal(signal.SIGINT)
         sent = time.perf_counter()
-        stdout, stderr = process.communicate(timeout=20)
-        took = time.perf_counter() - sent
+        stdout, stderr = process.communicate(timeout=30)
+        return stdout, stderr, time.perf_counter() - sent
     finally:
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_returns_the_partial_run_at_once_and_leaves_no_worker(workers):
+    process = subprocess.Popen([sys.executable, "-c", RUNNER_SCRIPT, str(workers)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert process.stdout is not None
+    pids = json.loads(process.stdout.readline())["workers"]
+    stdout, stderr, took = interrupt(process, 1.5)
+    assert len(pids) == (workers if workers > 1 else 0)
     assert process.returncode == 0, stderr
     assert took < 2.5, f"{took:.1f} s from SIGINT to the end of the run"
     outcome = json.loads(stdout.strip().splitlines()[-1])
@@ -101,21 +106,12 @@ def test_command_ctrl_c_with_workers_ends_at_once_with_summary_and_interrupted_r
                                 "--report-json", str(report), "--junit-xml", "", "--report-md", "",
                                 "--report-html", ""], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                cwd=tmp_path)
-    try:
-        deadline = time.perf_counter() + 60
-        while len(children(process.pid)) < 2 and time.perf_counter() < deadline:
-            time.sleep(0.1)
-        workers = children(process.pid)
-        assert workers, "no worker process started"
-        time.sleep(3)
-        process.send_signal(signal.SIGINT)
-        sent = time.perf_counter()
-        stdout, stderr = process.communicate(timeout=30)
-        took = time.perf_counter() - sent
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    deadline = time.perf_counter() + 60
+    while len(children(process.pid)) < 3 and time.perf_counter() < deadline:  # 2 workers, the resource tracker
+        time.sleep(0.1)
+    workers = children(process.pid)
+    stdout, stderr, took = interrupt(process, 3)
+    assert len(workers) == 3, "the workers did not start"
     assert took < 3, f"{took:.1f} s from SIGINT to exit"
     assert not [pid for pid in workers if alive(pid)]
     assert "Traceback" not in stderr and "leaked" not in stderr, stderr
