@@ -123,3 +123,26 @@ def test_command_ctrl_c_with_workers_ends_at_once_with_summary_and_interrupted_r
 
     run = read_report(report)
     assert run.results and "interrupted" in stdout.lower() + stderr.lower()
+
+
+SWALLOWED_SCRIPT = """
+import json
+from simdbind.conformance import deviations, runner
+from tests import slow_cases
+
+print("started", flush=True)
+outcome = runner.run([slow_cases.SWALLOWING], ["slow_copy"], "smoke", catalogue=deviations.Catalogue())
+print(json.dumps({"interrupted": outcome.interrupted, "done": len(outcome.results),
+                  "statuses": sorted({r.status for r in outcome.results})}), flush=True)
+"""
+
+
+def test_ctrl_c_that_an_implementation_swallows_still_stops_the_run():
+    """The user's SIGINT is seen even when the implementation's code catches the KeyboardInterrupt it raised."""
+    process = subprocess.Popen([sys.executable, "-c", SWALLOWED_SCRIPT], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    assert process.stdout is not None and process.stdout.readline().strip() == "started"
+    stdout, stderr, took = interrupt(process, 1.0)
+    assert process.returncode == 0 and took < 2.5, stderr
+    outcome = json.loads(stdout.strip().splitlines()[-1])
+    assert outcome["interrupted"] is True and 0 < outcome["done"] < 324 and outcome["statuses"] == ["pass"]
