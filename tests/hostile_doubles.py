@@ -68,14 +68,16 @@ class Hostile:
     def __init__(self, name: str, method: str, act: Callable[..., Any]) -> None:
         self.name, self.method, self.act = name, method, act
 
-    def unsupported(self, function: str, case: Any) -> str | None:
-        if self.method == "unsupported":
+    def _misbehave(self, method: str) -> None:
+        if self.method == method:
             self.act()
+
+    def unsupported(self, function: str, case: Any) -> str | None:
+        self._misbehave("unsupported")
         return None
 
     def tolerance(self, function: str, case: Any) -> None:
-        if self.method == "tolerance":
-            self.act()
+        self._misbehave("tolerance")
         return None
 
     def run(self, function: str, case: Any, inputs: dict[str, Any]) -> Any:
@@ -84,8 +86,7 @@ class Hostile:
         return np.array(_arrays(inputs)[0], copy=True)
 
     def prepare(self, function: str, case: Any, inputs: dict[str, Any]) -> Callable[[], Any]:
-        if self.method == "prepare":
-            self.act()
+        self._misbehave("prepare")
         return lambda: self.run(function, case, inputs)
 
 
