@@ -70,7 +70,7 @@ def _conformance(args: argparse.Namespace) -> int:
             runner.check_descriptor(args.case, chosen)
             _check_case_domain(args.case)
         impls = implementations(args.library, args.isa, args.mode, args.impl)
-        steps = runner.plan(impls, args.function or None, args.profile, args.case_filter, args.case)
+        steps = runner.plan(impls, args.function or None, args.profile, args.case_filter, args.case, args.shard)
     except (KeyError, ValueError) as error:
         return _error(error.args[0] if isinstance(error, KeyError) and error.args else str(error))
     if args.list:
@@ -86,11 +86,16 @@ def _conformance(args: argparse.Namespace) -> int:
     meta = report.make_meta(impls, profile=args.profile, seed=args.seed,
                             filter=" ".join(args.case_filter or []) or None, case=args.case, functions=args.function,
                             workers=workers, command=shlex.join(command))
+    if args.shard is not None:
+        meta["shard"] = str(args.shard)
     print(report.format_header(meta, len(steps), impls), flush=True)
     if not steps:
         print("no cases selected", file=sys.stderr)
         return 2
-    outcome, interrupted = _run_conformance(args, runner, report, impls, workers)
+    try:
+        outcome, interrupted = _run_conformance(args, runner, report, impls, workers)
+    except runner.WorkerError as error:
+        return _error(str(error))
     outcome.meta = meta
     if interrupted:
         meta["interrupted"] = True
@@ -122,27 +127,15 @@ def _check_case_domain(descriptor: str) -> None:
 
 def _run_conformance(args: argparse.Namespace, runner: Any, report: Any, impls: Sequence[Any],
                      workers: int) -> tuple[Any, bool]:
-    """The run and whether Ctrl-C stopped it. A run stopped by Ctrl-C comes back with what ran: the runner returns
-    it marked interrupted, or raises KeyboardInterrupt, and then the results it announced so far make the run."""
+    """The run and whether Ctrl-C stopped it: the runner returns what ran, marked interrupted."""
     display = None if args.no_progress else report.Progress(sys.stderr)
-    ran: list[Any] = []
-
-    def progress(done: int, total: int, result: Any) -> None:
-        ran.append(result)
-        if display:
-            display(done, total, result)
-
-    start = time.perf_counter()
     try:
-        outcome = runner.run(impls, args.function or None, args.profile, args.seed, args.case_filter, progress,
-                             workers, args.case)
-        interrupted = bool(getattr(outcome, "interrupted", False))
-    except KeyboardInterrupt:
-        outcome, interrupted = runner.Run(results=ran, seconds=time.perf_counter() - start), True
+        outcome = runner.run(impls, args.function or None, args.profile, args.seed, args.case_filter, display,
+                             workers, args.case, shard=args.shard)
     finally:
         if display:
             display.close()
-    return outcome, interrupted
+    return outcome, bool(outcome.interrupted)
 
 
 def _write_reports(outcome: Any, reports: dict[str, tuple[str, str]], own_folder: str | None) -> list[str]:

@@ -170,7 +170,8 @@ Preparer = Callable[["Case", "dict[str, Any]"], Callable[[], Any]]
 
 def prepared(implementation: Any, function: str, case: Case, inputs: dict[str, Any]) -> Callable[[], Any]:
     """`implementation`'s zero-argument call of `function` on `case` and `inputs`: its ``prepare`` when it has one,
-    else a call of its ``run``.
+    else a call of its ``run``. Whatever ``prepare`` raises but :class:`Unsupported` and the user's Ctrl-C
+    (``SystemExit`` included) is a :class:`simdbind.conformance.guard.AdapterError` naming it.
 
     Parameters
     ----------
@@ -199,9 +200,16 @@ def prepared(implementation: Any, function: str, case: Case, inputs: dict[str, A
     >>> prepared(engine, "unary", None, {"x": np.ones(2, np.float32)})()
     array([2., 2.], dtype=float32)
     """
+    from simdbind.conformance import guard
+
     prepare = getattr(implementation, "prepare", None)
     if prepare is not None:
-        call: Callable[[], Any] = prepare(function, case, inputs)
+        try:
+            call: Callable[[], Any] = guard.call("prepare()", prepare, function, case, inputs)
+        except guard.AdapterError as error:
+            if isinstance(error.error, Unsupported):
+                raise error.error from None
+            raise
         return call
     run = implementation.run
     return lambda: run(function, case, inputs)

@@ -156,8 +156,16 @@ class Selected:
         return f"--impl {shlex.quote(self.selector)}"
 
     def _described(self) -> dict[str, Any]:
+        """What the implementation's ``describe()`` says (when it raises, "available" says so)."""
+        from simdbind.conformance import guard
+
         describe = getattr(self.implementation, "describe", None)
-        return dict(describe()) if describe is not None else {}
+        if describe is None:
+            return {}
+        try:
+            return dict(guard.call("describe()", lambda: dict(describe())))
+        except guard.AdapterError as error:
+            return {"available": str(error)}
 
     def describe(self) -> dict[str, Any]:
         d = self._described()

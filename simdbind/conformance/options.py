@@ -11,7 +11,7 @@ import math
 import os
 import stat
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 PROFILES = ("smoke", "ci", "full")
 #: The prefix of every option in pytest, where unprefixed names clash with other plugins'.
@@ -55,6 +55,28 @@ def positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+class Shard(NamedTuple):
+    """Part `number` (from 1) of `total` parts of a run's plan; written K/N."""
+
+    number: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"{self.number}/{self.total}"
+
+
+def shard(text: str) -> Shard:
+    """argparse type: K/N with 1 <= K <= N."""
+    index, slash, count = text.partition("/")
+    try:
+        value = Shard(int(index), int(count))
+    except ValueError:
+        value = None
+    if not slash or value is None or not 1 <= value.number <= value.total:
+        raise argparse.ArgumentTypeError(f"must be K/N with 1 <= K <= N (e.g. 2/3), got {text!r}")
     return value
 
 
@@ -121,6 +143,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("case", "only the case with exactly this descriptor, whatever the profile (a repro)",
            metavar="DESCRIPTOR"),
     Option("seed", "base seed of the case inputs", type=seed, metavar="N"),
+    Option("shard", "run only part K of N of the selected cases (1 <= K <= N): the N parts split any selection "
+           "exactly, for a CI matrix whose JSON reports `simdbind conformance merge` joins", type=shard,
+           metavar="K/N"),
     Option("workers", "worker processes, or 'auto' (default 1: in this process; at most the CPUs available); "
            "results do not depend on it", default="1", metavar="N", short="-n", pytest=False),
     Option("list", "list the selected cases and exit", action="store_true", default=False, pytest=False),

@@ -12,12 +12,12 @@ import platform
 import re
 import subprocess
 import sys
-import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, overload
 
+from simdbind.conformance.progress import Progress as Progress  # the command line's display, now in its module
 from simdbind.conformance.runner import STATUSES, CaseResult, Run
 from simdbind.conformance.schema import FORMAT, read_report
 PACKAGES = ("simdbind", "numpy", "cffi", "hypothesis", "pytest", "ml_dtypes", "torch", "onnxruntime", "onnx")
@@ -527,59 +527,3 @@ def format_diff(d: Diff, old_name: str = "OLD", new_name: str = "NEW", limit: in
         for o, r in d.worse[:limit]:
             lines.append(f"  {r.implementation}  {r.descriptor}: {fmt_ulp(o.max_ulp)} -> {fmt_ulp(r.max_ulp)} ulp")
     return "\n".join(lines)
-
-
-# -- progress ------------------------------------------------------------------------------------------------------
-class Progress:
-    """Cases done / total and failures so far: a redrawn bar on a terminal, a plain line every 10 % (or 15 s)
-    otherwise."""
-
-    def __init__(self, stream: Any = None, tty: bool | None = None, width: int = 28):
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = self.stream.isatty() if tty is None else tty
-        self.width = width
-        self.start = time.perf_counter()
-        self.last_draw = 0.0
-        self.last_step = -1
-        self.failed = 0
-        self.known = 0
-        self.active = False
-        encoding = (getattr(self.stream, "encoding", None) or "utf-8").lower().replace("-", "")
-        self.unicode = encoding in ("utf8", "utf16", "utf32")
-
-    def __call__(self, done: int, total: int, result: CaseResult) -> None:
-        if result.status in BAD:
-            self.failed += 1
-        elif result.status == "known":
-            self.known += 1
-        now = time.perf_counter()
-        elapsed = now - self.start
-        if self.tty:
-            if done < total and now - self.last_draw < 0.08 and result.status not in BAD:
-                return
-            self.last_draw = now
-            filled = int(self.width * done / max(total, 1))
-            full, empty = ("█", "░") if self.unicode else ("#", "-")
-            bar = full * filled + empty * (self.width - filled)
-            fails = f"\x1b[31m{self.failed} failed\x1b[0m" if self.failed else "0 failed"
-            known = f", {self.known} known" if self.known else ""
-            self.stream.write(f"\r\x1b[K  [{bar}] {done}/{total} cases, {fails}{known}, {elapsed:.1f} s  "
-                              f"{result.function} {result.implementation}"[:220])
-            self.active = done < total
-            if done == total:
-                self.stream.write("\n")
-            self.stream.flush()
-        else:
-            step = 10 * done // max(total, 1)
-            if (step != self.last_step and now - self.last_draw >= 1.0) or now - self.last_draw > 15 \
-                    or done == total:
-                self.last_step, self.last_draw = step, now
-                self.stream.write(f"progress: {done}/{total} cases ({100 * done // max(total, 1)}%), "
-                                  f"{self.failed} failed, {self.known} known, {elapsed:.1f} s\n")
-                self.stream.flush()
-
-    def close(self) -> None:
-        if self.tty and self.active:
-            self.stream.write("\n")
-            self.stream.flush()
-            self.active = False
