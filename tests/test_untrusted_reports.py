@@ -192,6 +192,18 @@ def test_loading_errors_are_one_line_naming_the_file_and_the_rule(tmp_path, caps
     assert capsys.readouterr().err == f"simdbind: conformance {command}: {bad}: {rule}\n"
 
 
+def test_a_report_too_large_for_the_memory_left_is_one_line(tmp_path, capsys, monkeypatch):
+    path = write(tmp_path / "r.json", document([result()]))
+
+    def exhausted(*args: Any, **kwargs: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(schema.json, "loads", exhausted)
+    assert cli.main(["conformance", "merge", str(path)]) == 2
+    assert capsys.readouterr().err == f"simdbind: conformance merge: {path}: {path.stat().st_size} bytes, too large " \
+                                      "to read in the memory left\n"
+
+
 # -- columns -------------------------------------------------------------------------------------------------------
 def test_labels_that_would_read_alike_stay_apart(tmp_path):
     """Machine "A / B" with implementation "C", and machine "A" with implementation "B / C", both read "A / B / C"."""

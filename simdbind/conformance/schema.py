@@ -282,6 +282,8 @@ def read_report(path: str | Path) -> Run:
         raw = path.read_bytes()
     except OSError as error:
         raise ReportError(f"{path}: cannot read it: {error.strerror or error}") from None
+    except MemoryError:
+        raise ReportError(f"{path}: {status.st_size} bytes, too large to read in the memory left") from None
     try:
         return check_report(_parse(raw))
     except ReportError as error:
