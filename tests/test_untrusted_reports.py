@@ -269,6 +269,18 @@ def test_the_shards_of_one_run_share_its_columns(tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[1] == f"{paths[0]}: partial, 2 of the 3 shards of its run"
 
 
+def test_shards_of_two_builds_keep_their_own_columns(tmp_path):
+    """Shard 1/2 of one source revision and shard 2/2 of another are not one run."""
+    paths = []
+    for k, source in ((1, "abc123"), (2, "def456")):
+        data = document([result(descriptor=f"eltwise size={k}")], shard=f"{k}/2")
+        data["meta"]["environment"]["source"] = source
+        paths.append(write(tmp_path / f"{source}.json", data))
+    merged = merge.merge(list(map(str, paths)), [schema.read_report(p) for p in paths])
+    assert [c["name"] for c in merged.meta["environment"]["implementations"]] == [
+        "cpu / bundled-avx2 (abc123.json)", "cpu / bundled-avx2 (def456.json)"]
+
+
 # -- control characters --------------------------------------------------------------------------------------------
 HOSTILE_TEXT = ("\x1b[2J\x1b]0;title\x07\x1b]52;c;cm0gLXJmIH4=\x07\x9b31m\u202eevil\u2066\x00\x08\r\x7f"
                 "\u2028\ufffe\x0bend")

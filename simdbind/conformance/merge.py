@@ -30,12 +30,15 @@ def machines(runs: Sequence[Run]) -> list[str]:
 
 def runs_of(runs: Sequence[Run], cpus: Sequence[str]) -> list[int]:
     """For each report, the first report of the run it is a part of: itself, or, for a shard, the first of the
-    shards of its run (one machine, profile, seed and shard count, each part once), whose columns it shares."""
+    shards of its run (one machine, source revision, profile, seed, shard count and implementations, each part
+    once), whose columns it shares."""
     parts: dict[tuple[Any, ...], list[int]] = defaultdict(list)
     for i, run in enumerate(runs):
         if run.meta.get("shard"):
-            count = run.meta["shard"].split("/")[1]
-            parts[(cpus[i], run.meta.get("profile"), run.meta.get("seed"), count)].append(i)
+            env = run.meta.get("environment", {})
+            described = tuple((impl["name"], impl.get("version")) for impl in env.get("implementations", []))
+            parts[(cpus[i], env.get("source"), run.meta.get("profile"), run.meta.get("seed"),
+                   run.meta["shard"].split("/")[1], described)].append(i)
     first = list(range(len(runs)))
     for members in parts.values():
         if len({runs[i].meta["shard"] for i in members}) == len(members):  # else: two runs' shards, not one's
