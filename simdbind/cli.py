@@ -128,7 +128,9 @@ def _check_case_domain(descriptor: str) -> None:
 def _run_conformance(args: argparse.Namespace, runner: Any, report: Any, impls: Sequence[Any],
                      workers: int) -> tuple[Any, bool]:
     """The run and whether Ctrl-C stopped it: the runner returns what ran, marked interrupted."""
-    display = None if args.no_progress else report.Progress(sys.stderr)
+    from simdbind.conformance.progress import Progress
+
+    display = None if args.no_progress else Progress(sys.stderr)
     try:
         outcome = runner.run(impls, args.function or None, args.profile, args.seed, args.case_filter, display,
                              workers, args.case, shard=args.shard)

@@ -171,7 +171,7 @@ HOSTILE = [  # (name, file content, expected fragment of the one-line message)
     ("boolean for a count", edited(setitem("results.0.mismatches", True)),
      "results[0].mismatches: must be an integer, not bool"),
     ("deeply nested", b'{"format": "simdbind-conformance/1", "results": ' + b"[" * 200000 + b"]" * 200000 + b"}",
-     "not a conformance report (JSON nested too deeply)"),
+     f"not a conformance report (JSON nested 200001 deep, at most {schema.MAX_DEPTH})"),
     ("gigantic string", edited(setitem("results.0.detail", "<script>" * 140000)),
      "results[0].detail: string of 1120000 characters (at most 1048576)"),
     ("lone surrogate", json.dumps(valid()).replace("op=sum", "\\ud800").encode(),

@@ -251,24 +251,6 @@ def test_diff_new_failures_removed_cases_and_larger_errors(clean):
     assert "NEW FAILURES (1):" in report.format_diff(d) and "LARGER ERRORS" in report.format_diff(d)
 
 
-def test_progress_plain_lines_when_not_a_tty_and_a_bar_on_a_tty(clean):
-    stream = io.StringIO()
-    progress = report.Progress(stream, tty=False)
-    for i, result in enumerate(clean.results, 1):
-        progress(i, len(clean.results), result)
-    lines = stream.getvalue().splitlines()
-    assert lines[-1].startswith(f"progress: {len(clean.results)}/{len(clean.results)} cases (100%), 0 failed")
-    assert len(lines) <= 12 and "\r" not in stream.getvalue()
-    stream = io.StringIO()
-    progress = report.Progress(stream, tty=True)
-    failing = runner.CaseResult("x", "eltwise", "d", "main", "float32", "-", "fail")
-    progress(1, 3, failing)
-    progress(2, 3, clean.results[0])
-    progress.close()
-    out = stream.getvalue()
-    assert out.startswith("\r\x1b[K  [") and "1/3 cases" in out and "1 failed" in out and out.endswith("\n")
-
-
 def test_a_cell_of_errors_only_shows_no_error_measure():
     """An error gives no output to compare: its cell says so instead of a worst error of 0 ulp."""
     errors = runner.Run([runner.CaseResult("impl", "f", "d", "main", "float32", "-", "error", "boom")])

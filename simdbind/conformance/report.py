@@ -1,5 +1,9 @@
 """Summaries and report files of a conformance run: text summary, JSON, JUnit XML, Markdown, one-file HTML matrix,
-the progress display, and the diff of two JSON reports."""
+the progress display, and the diff of two JSON reports.
+
+Strings in a run come from adapters and, through ``diff`` and ``merge``, from other machines' reports: every one
+that reaches a terminal, a JUnit file or a Markdown page passes through `printable` (control characters, escape
+sequences and bidi overrides shown as escapes), and every output is linear in the results it shows."""
 
 from __future__ import annotations
 
@@ -17,9 +21,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence, overload
 
-from simdbind.conformance.progress import Progress as Progress  # the command line's display, now in its module
+from simdbind.conformance.printable import printable
 from simdbind.conformance.runner import STATUSES, CaseResult, Run
-from simdbind.conformance.schema import FORMAT, read_report
+from simdbind.conformance.schema import FORMAT, read_report, seed_problem
 PACKAGES = ("simdbind", "numpy", "cffi", "hypothesis", "pytest", "ml_dtypes", "torch", "onnxruntime", "onnx")
 BAD = ("fail", "error")
 
@@ -91,6 +95,10 @@ def environment(implementations: Sequence[Any]) -> dict[str, Any]:
 
 def make_meta(implementations: Sequence[Any], *, profile: str, seed: int, filter: Any = None, case: str | None = None,
               functions: Sequence[str] | None = None, workers: int = 1, command: str = "") -> dict[str, Any]:
+    """The report's meta of a run; raises ValueError for a seed that a report cannot hold (the reader's rule)."""
+    problem = seed_problem(seed)
+    if problem:
+        raise ValueError(f"seed {problem}")
     return {"format": FORMAT, "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "command": command, "profile": profile, "seed": seed, "filter": filter, "case": case,
             "functions": list(functions or []), "workers": workers, "environment": environment(implementations)}
@@ -142,11 +150,9 @@ class Cell:
 
 
 def implementation_names(run: Run) -> list[str]:
+    """The implementations the run describes, then any other that its results name, each once."""
     names = [impl["name"] for impl in run.meta.get("environment", {}).get("implementations", [])]
-    for r in run.results:
-        if r.implementation not in names:
-            names.append(r.implementation)
-    return names
+    return list(dict.fromkeys(names + [r.implementation for r in run.results]))
 
 
 #: The columns of a matrix row, i.e. the CaseResult fields that make it.
@@ -198,7 +204,7 @@ def fmt_rel(value: float) -> str:
 
 # -- text summary --------------------------------------------------------------------------------------------------
 def format_summary(run: Run, max_failures: int = 20) -> str:
-    rows = summary_rows(run)
+    rows = [(printable(fn), printable(impl), cell) for fn, impl, cell in summary_rows(run)]
     width = max([len(r[0]) for r in rows] + [8])
     iwidth = max([len(r[1]) for r in rows] + [14])
     lines = [f"{'function':<{width}}  {'implementation':<{iwidth}}  passed  failed  known  skipped  worst ulp  worst rel"]
@@ -210,37 +216,43 @@ def format_summary(run: Run, max_failures: int = 20) -> str:
                      f"{c['skip']:>7}  {worst[0]:>9}  {worst[1]:>9}{mark}")
     failed = [r for r in run.results if r.status in BAD]
     for r in failed[:max_failures]:
-        lines.append(f"FAIL {r.implementation} {r.descriptor}: {r.detail.splitlines()[0] if r.detail else r.status}\n"
-                     f"     repro: {r.repro}")
+        lines.append(printable(f"FAIL {r.implementation} {r.descriptor}: {_first_line(r.detail) or r.status}") +
+                     f"\n     repro: {printable(r.repro)}")
     if len(failed) > max_failures:
         lines.append(f"... and {len(failed) - max_failures} more failures (see the reports)")
     known = Counter((r.deviation, r.implementation) for r in run.results if r.status == "known")
     for (ids, impl), n in sorted(known.items()):
-        lines.append(f"known deviation {ids} on {impl}: {n} case{'s' * (n != 1)}")
+        lines.append(printable(f"known deviation {ids} on {impl}") + f": {n} case{'s' * (n != 1)}")
     xpass = [r for r in run.results if r.status == "xpass"]
     for r in xpass[:10]:
-        lines.append(f"XPASS {r.implementation} {r.descriptor}: catalogued as {r.deviation} but passed")
+        lines.append(printable(f"XPASS {r.implementation} {r.descriptor}: catalogued as {r.deviation} but passed"))
     if len(xpass) > 10:
         lines.append(f"... and {len(xpass) - 10} more catalogued cases that passed")
-    skips = Counter((r.implementation, r.detail.splitlines()[0] if r.detail else "") for r in run.results
-                    if r.status == "skip")
+    skips = Counter((r.implementation, _first_line(r.detail)) for r in run.results if r.status == "skip")
     for (impl, reason), n in skips.most_common(8):
-        lines.append(f"skipped {n} on {impl}: {reason}")
+        lines.append(f"skipped {n} on " + printable(f"{impl}: {reason}"))
     if len(skips) > 8:
         lines.append(f"... and {len(skips) - 8} more skip reasons (see the reports)")
     lines.append(totals_line(run))
     return "\n".join(lines)
 
 
+def _first_line(text: str) -> str:
+    """A message's first line (str.splitlines also ends a line at \\x1c-\\x1e, \\x85 and U+2028)."""
+    return text.splitlines()[0] if text else ""
+
+
 def format_header(run_meta: dict[str, Any], cases: int, implementations: Sequence[Any]) -> str:
     env = run_meta.get("environment", {})
-    lines = [f"simdbind conformance: profile {run_meta.get('profile')}, seed {run_meta.get('seed')}, "
+    profile = printable(str(run_meta.get("profile")))
+    lines = [f"simdbind conformance: profile {profile}, seed {run_meta.get('seed')}, "
              f"{cases} case runs on {len(implementations)} implementation{'s' * (len(implementations) != 1)}, "
              f"{run_meta.get('workers', 1)} worker{'s' * (run_meta.get('workers', 1) != 1)}"]
     for impl in env.get("implementations", []):
         where = impl.get("path", "")
-        lines.append(f"  {impl['name']:<20} {impl.get('kind', '')} {impl.get('version', '')} {where}".rstrip())
-    lines.append(f"  cpu: {env.get('cpu_model', '?')}")
+        line = f"  {impl['name']:<20} {impl.get('kind', '')} {impl.get('version', '')} {where}"
+        lines.append(printable(line.rstrip()))
+    lines.append(printable(f"  cpu: {env.get('cpu_model', '?')}"))
     return "\n".join(lines)
 
 
@@ -290,8 +302,13 @@ read_json = read_report
 # -- JUnit XML -----------------------------------------------------------------------------------------------------
 def write_junit(run: Run, path: str | Path) -> Path:
     """One <testsuite> per implementation; known deviations are <skipped> with the catalogue id (as pytest does
-    for xfail); a catalogued case that passed is a pass with a property saying so."""
+    for xfail); a catalogued case that passed is a pass with a property saying so. Every string passes through
+    `printable` (bodies keep their line breaks and tabs): XML 1.0 has no way to write most control characters, and
+    CI systems show these messages in terminals and pages."""
     import xml.etree.ElementTree as ET
+
+    def text(value: Any) -> str:
+        return printable(str(value))
 
     root = ET.Element("testsuites", name="simdbind conformance")
     by_impl: dict[str, list[CaseResult]] = defaultdict(list)
@@ -299,18 +316,18 @@ def write_junit(run: Run, path: str | Path) -> Path:
         by_impl[r.implementation].append(r)
     for impl, results in by_impl.items():
         c = Counter(r.status for r in results)
-        suite = ET.SubElement(root, "testsuite", name=f"conformance.{impl}", tests=str(len(results)),
+        suite = ET.SubElement(root, "testsuite", name=text(f"conformance.{impl}"), tests=str(len(results)),
                               failures=str(c["fail"]), errors=str(c["error"]), skipped=str(c["skip"] + c["known"]),
                               time=f"{sum(r.seconds for r in results):.3f}",
-                              timestamp=str(run.meta.get("created", "")))
+                              timestamp=text(run.meta.get("created", "")))
         props = ET.SubElement(suite, "properties")
         for key in ("profile", "seed", "filter", "command"):
-            ET.SubElement(props, "property", name=key, value=str(run.meta.get(key, "")))
+            ET.SubElement(props, "property", name=key, value=text(run.meta.get(key, "")))
         for r in results:
-            case = ET.SubElement(suite, "testcase", classname=f"conformance.{impl}.{r.function}", name=r.descriptor,
-                                 time=f"{r.seconds:.6f}")
-            message = r.detail.splitlines()[0] if r.detail else r.status
-            body = f"{r.detail}\nrepro: {r.repro}" if r.repro else r.detail
+            case = ET.SubElement(suite, "testcase", classname=text(f"conformance.{impl}.{r.function}"),
+                                 name=text(r.descriptor), time=f"{r.seconds:.6f}")
+            message = text(_first_line(r.detail) or r.status)
+            body = printable(f"{r.detail}\nrepro: {r.repro}" if r.repro else r.detail, keep="\n\t")
             if r.status == "fail":
                 ET.SubElement(case, "failure", message=message, type="mismatch").text = body
             elif r.status == "error":
@@ -318,10 +335,11 @@ def write_junit(run: Run, path: str | Path) -> Path:
             elif r.status == "skip":
                 ET.SubElement(case, "skipped", message=message)
             elif r.status == "known":
-                ET.SubElement(case, "skipped", type="pytest.xfail", message=f"known deviation {r.deviation}").text = body
+                ET.SubElement(case, "skipped", type="pytest.xfail",
+                              message=text(f"known deviation {r.deviation}")).text = body
             elif r.status == "xpass":
                 p = ET.SubElement(case, "properties")
-                ET.SubElement(p, "property", name="xpass", value=r.deviation)
+                ET.SubElement(p, "property", name="xpass", value=text(r.deviation))
     path = _prepare(path)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
     return path
@@ -346,15 +364,15 @@ _MD_SPECIAL = str.maketrans({"|": "\\|", "[": "\\[", "]": "\\]", "`": "\\`", "\\
 
 
 def _md_text(value: Any) -> str:
-    """Text for a Markdown table cell: one line, no HTML (report fields may come from another machine's file),
-    no link syntax, no cell break."""
-    line = " ".join(str(value).split())
+    """Text for a Markdown table cell: one printable line, no HTML (report fields may come from another machine's
+    file), no link syntax, no cell break."""
+    line = printable(" ".join(str(value).split()))
     return html.escape(line, quote=False).translate(_MD_SPECIAL)
 
 
 def _md_code(value: Any) -> str:
     """A code span for a table cell: fenced with more backticks than the text holds, so nothing ends it early."""
-    line = " ".join(str(value).split()).replace("|", "\\|")
+    line = printable(" ".join(str(value).split())).replace("|", "\\|")
     if not line:
         return ""
     fence = "`" * (max(map(len, re.findall("`+", line)), default=0) + 1)
@@ -368,7 +386,7 @@ def _md_failures(run: Run, limit: int) -> list[str]:
         return []
     lines = [f"### Failures ({len(failed)})", "", "| implementation | case | detail | repro |", "|---|---|---|---|"]
     for r in failed[:limit]:
-        detail = r.detail.splitlines()[0] if r.detail else r.status
+        detail = _first_line(r.detail) or r.status
         lines.append(f"| {_md_text(r.implementation)} | {_md_code(r.descriptor)} | {_md_text(detail[:200])} "
                      f"| {_md_code(r.repro)} |")
     if len(failed) > limit:
@@ -411,12 +429,7 @@ def markdown(run: Run, max_failures: int = 50) -> str:
     where = [f"CPU: {env.get('cpu_model') or '?'}", f"Python {env['python']}" if env.get("python") else "", packages,
              f"source {env['source']}" if env.get("source") else ""]
     lines += ["", _md_text(" · ".join(part for part in where if part)), ""]
-    rows, impls, cells = matrix(run)
-    lines.append("| function | variant | dtype | layout | group | " + " | ".join(map(_md_text, impls)) + " |")
-    lines.append("|---|---|---|---|---|" + "---|" * len(impls))
-    for row in rows:
-        lines.append("| " + " | ".join(map(_md_text, row[1:])) + " | "
-                     + " | ".join(_md_cell(cells.get(row + (impl,))) for impl in impls) + " |")
+    lines += _md_matrix(run)
     lines += ["", "Cells: passed/run · worst error in ULP. ✅ pass · ❌ failures · ⚠️ known deviations (catalogue) · "
               "🔷 catalogued deviation did not show · ⏭️ skipped.", ""]
     known = Counter((r.deviation, r.implementation) for r in run.results if r.status == "known")
@@ -428,6 +441,33 @@ def markdown(run: Run, max_failures: int = 50) -> str:
             lines.append(f"| {_md_text(key[0])} | {_md_text(key[1])} | {known[key]} | {xpass[key]} |")
         lines.append("")
     return "\n".join(lines)
+
+
+#: A Markdown table has a cell for every row and column: a matrix that many cells would not hold results in is
+#: written as one line per (row, implementation) instead, so that the page stays in proportion to the results.
+MATRIX_SPARSENESS = 4
+MATRIX_ALWAYS = 4096
+
+
+def dense_enough(rows: int, columns: int, cells: int) -> bool:
+    """Whether a rows x columns grid of which `cells` hold results is worth drawing as a grid."""
+    return rows * columns <= max(MATRIX_SPARSENESS * cells, MATRIX_ALWAYS)
+
+
+def _md_matrix(run: Run) -> list[str]:
+    rows, impls, cells = matrix(run)
+    if not dense_enough(len(rows), len(impls), len(cells)):
+        lines = ["| function | variant | dtype | layout | group | implementation | result |",
+                 "|---|---|---|---|---|---|---|"]
+        for key, cell in cells.items():  # (family, function, variant, dtype, layout, group, implementation)
+            lines.append("| " + " | ".join(map(_md_text, key[1:])) + f" | {_md_cell(cell)} |")
+        return lines
+    lines = ["| function | variant | dtype | layout | group | " + " | ".join(map(_md_text, impls)) + " |",
+             "|---|---|---|---|---|" + "---|" * len(impls)]
+    for row in rows:
+        lines.append("| " + " | ".join(map(_md_text, row[1:])) + " | "
+                     + " | ".join(_md_cell(cells.get(row + (impl,))) for impl in impls) + " |")
+    return lines
 
 
 def write_markdown(run: Run, path: str | Path) -> Path:
@@ -457,10 +497,42 @@ class Diff:
     added: int = 0
     removed: int = 0
     unchanged: int = 0
+    #: What the two runs did not have in common (seed, profile, implementations, shard): (what, old, new).
+    settings: list[tuple[str, str, str]] = field(default_factory=list)
+    #: Why each run holds only part of its cases ("" when it holds them all): (old, new).
+    partial: tuple[str, str] = ("", "")
 
     @property
     def failed(self) -> bool:
         return bool(self.regressions or self.new_failures)
+
+
+def _listed(names: Iterable[str], limit: int = 6) -> str:
+    names = list(names)
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _settings(old: Run, new: Run) -> list[tuple[str, str, str]]:
+    """The settings in which two runs differ, each as (what, old, new), in words."""
+    differ = []
+    for key in ("seed", "profile", "shard"):
+        before, after = old.meta.get(key), new.meta.get(key)
+        if before != after:
+            none = "the whole run" if key == "shard" else "none"
+            differ.append((key, none if before is None else str(before), none if after is None else str(after)))
+    before, after = implementation_names(old), implementation_names(new)
+    only_before, only_after = set(before) - set(after), set(after) - set(before)
+    if only_before or only_after:
+        differ.append(("implementations", _listed(n for n in before if n in only_before) or "none",
+                       _listed(n for n in after if n in only_after) or "none"))
+    return differ
+
+
+def _partial(run: Run) -> str:
+    """Why a run holds only part of its cases, or ""."""
+    reasons = ["interrupted" if run.meta.get("interrupted") else "",
+               f"shard {run.meta['shard']}" if run.meta.get("shard") else ""]
+    return ", ".join(reason for reason in reasons if reason)
 
 
 GOOD = ("pass", "xpass")
@@ -496,24 +568,37 @@ def diff(old: Run, new: Run) -> Diff:
         else:
             result.changes.append((o, r))
     result.removed = sum(1 for k in before if k not in seen)
+    result.settings = _settings(old, new)
+    result.partial = (_partial(old), _partial(new))
     return result
 
 
 def format_diff(d: Diff, old_name: str = "OLD", new_name: str = "NEW", limit: int = 100) -> str:
+    """The diff as text for a terminal: first the counts and how the runs differ besides their results, then each
+    changed case (every string from the reports made printable)."""
+    old_name, new_name = printable(old_name), printable(new_name)
     lines = [f"conformance diff {old_name} -> {new_name}: {len(d.regressions)} regressions, {len(d.fixes)} fixes, "
              f"{len(d.new_failures)} new failures, {len(d.changes)} other status changes, "
              f"{len(d.worse)} larger errors; {d.unchanged} unchanged, {d.added} added, {d.removed} removed"]
+    if d.settings:
+        lines.append(printable("the runs differ in " + "; ".join(
+            f"{what} ({before} -> {after})" if what != "implementations" else
+            f"implementations (only in {old_name}: {before}; only in {new_name}: {after})"
+            for what, before, after in d.settings)) + ": results may change for that reason too")
+    for name, why, counted in zip((old_name, new_name), d.partial, ("added", "removed")):
+        if why:
+            lines.append(f"{name} is a partial run ({why}): the cases it did not run count as {counted}")
 
     def block(title: str, pairs: list[tuple[CaseResult, CaseResult]]) -> None:
         if not pairs:
             return
         lines.append(f"{title} ({len(pairs)}):")
         for o, r in pairs[:limit]:
-            detail = r.detail.splitlines()[0] if r.detail else ""
-            lines.append(f"  {r.implementation}  {r.descriptor}: {o.status} -> {r.status}"
-                         + (f"  ({detail[:160]})" if detail and r.status not in GOOD else ""))
+            detail = _first_line(r.detail)
+            lines.append(printable(f"  {r.implementation}  {r.descriptor}: {o.status} -> {r.status}"
+                                   + (f"  ({detail[:160]})" if detail and r.status not in GOOD else "")))
             if r.repro and r.status in BAD:
-                lines.append(f"      repro: {r.repro}")
+                lines.append(f"      repro: {printable(r.repro)}")
         if len(pairs) > limit:
             lines.append(f"  ... and {len(pairs) - limit} more")
 
@@ -525,5 +610,6 @@ def format_diff(d: Diff, old_name: str = "OLD", new_name: str = "NEW", limit: in
     if d.worse:
         lines.append(f"LARGER ERRORS, still within tolerance ({len(d.worse)}):")
         for o, r in d.worse[:limit]:
-            lines.append(f"  {r.implementation}  {r.descriptor}: {fmt_ulp(o.max_ulp)} -> {fmt_ulp(r.max_ulp)} ulp")
+            lines.append(printable(f"  {r.implementation}  {r.descriptor}") +
+                         f": {fmt_ulp(o.max_ulp)} -> {fmt_ulp(r.max_ulp)} ulp")
     return "\n".join(lines)

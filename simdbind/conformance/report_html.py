@@ -2,7 +2,9 @@
 
 What failed comes first: a failing run's page opens with its failures, each with its repro and a copy button, and
 the matrix filter preset to the rows that failed. Every value taken from a report passes through `_e` (reports
-from other machines are untrusted); the only links are to anchors the page itself makes.
+from other machines are untrusted); the only links are to anchors the page itself makes. The page is linear in the
+results: a row's run of empty cells is one cell spanning their columns (a merge of reports that share no rows is a
+sparse matrix).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import html
 from itertools import groupby
 from typing import Any
 
+from simdbind.conformance.printable import printable
 from simdbind.conformance.report import BAD, Cell, fmt_rel, fmt_ulp, matrix, totals
 from simdbind.conformance.runner import CaseResult, Run
 from simdbind.conformance.schema import FORMAT
@@ -124,12 +127,19 @@ _JS = """
 
 
 def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
+    """Text for the page: printable (no bidi override reorders what the page shows) and escaped."""
+    return html.escape(printable(str(text)), quote=True)
+
+
+def _empty(columns: int) -> str:
+    """`columns` adjacent cells without results, as one cell."""
+    span = f" colspan={columns}" if columns > 1 else ""
+    return f'<td class="cell none"{span}><div>–</div></td>'
 
 
 def _cell(cell: Cell | None, anchor: str | None) -> str:
     if cell is None or not cell.counts:
-        return '<td class="cell none"><div>–</div></td>'
+        return _empty(1)
     c = cell.counts
     title = ", ".join(f"{n} {s}" for s, n in c.items() if n)
     if cell.tolerances:
@@ -152,9 +162,9 @@ def _cell(cell: Cell | None, anchor: str | None) -> str:
     return f'<td class="cell {cell.status}" title="{_e(title)}">{inner}</td>'
 
 
-def _row_status(cells: list[Cell | None]) -> str:
+def _row_status(cells: list[Cell]) -> str:
     """"fail" when a cell has failures, "deviation" when one has known or catalogued deviations, else "ok"."""
-    statuses = {c.status for c in cells if c is not None}
+    statuses = {c.status for c in cells}
     return "fail" if "fail" in statuses else ("deviation" if statuses & {"known", "xpass"} else "ok")
 
 
@@ -217,6 +227,8 @@ def _details(run: Run) -> str:
         summary = source.get("summary", {})
         text = " · ".join(str(x) for x in (
             source["machine"], f"profile {source.get('profile')}", f"seed {source.get('seed')}",
+            "interrupted" if source.get("interrupted") else "",
+            f"shard {source['shard']}" if source.get("shard") else "",
             source.get("created") or "", source.get("source") or "", source.get("command") or "",
             f"{summary.get('pass', 0)} passed, {summary.get('fail', 0) + summary.get('error', 0)} failed") if x)
         out.append(f"<tr><td>{_e(source['file'])}</td><td><code>{_e(text)}</code></td></tr>")
@@ -270,6 +282,19 @@ def _column_heads(impls: list[str], info: dict[str, dict[str, Any]]) -> str:
         + "".join(map(head, impls)) + "</tr>")
 
 
+def _sparse(rows: list[tuple[str, ...]], impls: list[str], cells: dict[tuple[str, ...], Cell]
+            ) -> list[list[tuple[int, Cell]]]:
+    """Each row's cells that hold results, as (column, cell) in column order: the matrix without its empty cells."""
+    number = {row: i for i, row in enumerate(rows)}
+    column = {impl: i for i, impl in enumerate(impls)}
+    filled: list[list[tuple[int, Cell]]] = [[] for _ in rows]
+    for key, cell in cells.items():
+        filled[number[key[:-1]]].append((column[key[-1]], cell))
+    for row_cells in filled:
+        row_cells.sort(key=lambda item: item[0])
+    return filled
+
+
 def html_report(run: Run, max_cases_per_cell: int = 200, max_failures: int = 100) -> str:
     rows, impls, cells = matrix(run)
     info = {i["name"]: i for i in run.meta.get("environment", {}).get("implementations", [])}
@@ -278,23 +303,29 @@ def html_report(run: Run, max_cases_per_cell: int = 200, max_failures: int = 100
     body: list[str] = []
     sections: list[tuple[int, int, str]] = []
     failed: list[tuple[CaseResult, str]] = []
-    for number, row in enumerate(rows):
-        row_cells = [cells.get(row + (impl,)) for impl in impls]
-        tolerances = sorted(set().union(*[c.tolerances for c in row_cells if c is not None]))
+    for number, (row, row_cells) in enumerate(zip(rows, _sparse(rows, impls, cells))):
+        tolerances = sorted(set().union(*[c.tolerances for _, c in row_cells]))
         tol = tolerances[0] if len(tolerances) == 1 else (f"{len(tolerances)} tolerances" if tolerances else "")
         text = " ".join(row).lower()
-        body.append(f"<tr class=row data-status={_row_status(row_cells)} data-text='{_e(text)}'><td class=fn><small>"
-                    f"{_e(row[0])}</small>{_e(row[1])}</td>" + "".join(f"<td class=dim>{_e(x)}</td>" for x in row[2:])
+        body.append(f"<tr class=row data-status={_row_status([c for _, c in row_cells])} data-text='{_e(text)}'>"
+                    f"<td class=fn><small>{_e(row[0])}</small>{_e(row[1])}</td>"
+                    + "".join(f"<td class=dim>{_e(x)}</td>" for x in row[2:])
                     + f"<td class=tol title='{_e('; '.join(tolerances))}'>{_e(tol)}</td>")
-        for column, (impl, cell) in enumerate(zip(impls, row_cells)):
-            listed = [r for r in (cell.results if cell else []) if r.status != "skip"]
+        next_column = 0
+        for column, cell in row_cells:
+            if column > next_column:
+                body.append(_empty(column - next_column))
+            next_column = column + 1
+            listed = [r for r in cell.results if r.status != "skip"]
             anchor = f"cases-{number}-{column}" if listed else None
             body.append(_cell(cell, anchor))
-            if anchor and cell is not None:
+            if anchor:
                 severity = 0 if cell.bad else (1 if cell.counts["known"] else 2)
-                sections.append((severity, len(sections), _section(anchor, row, impl, cell, listed,
+                sections.append((severity, len(sections), _section(anchor, row, impls[column], cell, listed,
                                                                    max_cases_per_cell)))
                 failed += [(r, anchor) for r in listed if r.status in BAD]
+        if len(impls) > next_column:
+            body.append(_empty(len(impls) - next_column))
         body.append("</tr>")
     out = _header(run, bad) + [_badges(run)]
     if failed:

@@ -3,18 +3,24 @@
 Reports come from other machines (``simdbind conformance merge``, ``diff``), so a report file is untrusted input:
 `read_report` turns anything malformed into a one-line `ReportError` that names the file and what is wrong, and
 returns only values of the types the report writers expect (strings that encode as UTF-8, bounded integers,
-non-negative numbers that are never NaN). The writer's own output always passes (a test round-trips it).
+non-negative numbers that are never NaN). What one report may hold is bounded, so that reading, merging and
+writing it again take time and memory in proportion to its size: at most `MAX_FILE_BYTES` bytes, JSON nested at
+most `MAX_DEPTH` deep (checked before parsing, which recurses), strings of at most `MAX_STRING` characters and at
+most `MAX_RESULTS` results. The writer's own output always passes (a test round-trips it).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import stat
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from simdbind.conformance.options import MAX_SEED
+from simdbind.conformance.printable import printable
 from simdbind.conformance.runner import STATUSES, CaseResult, Run
 from simdbind.errors import SimdBindError
 
@@ -23,11 +29,20 @@ FORMAT = "simdbind-conformance/1"
 MAX_FILE_BYTES = 256 << 20
 #: Longest string field: error details with a traceback are a few KiB.
 MAX_STRING = 1 << 20
+#: Most results in one report: a full-profile run of every ISA of two libraries has about 100,000.
+MAX_RESULTS = 1 << 20
+#: Deepest nesting of arrays and objects: the writer's reports are 6 deep; merging re-encodes what it reads
+#: recursively, which a deeper document would exhaust.
+MAX_DEPTH = 32
 MAX_INT = 1 << 63
 
 
 class ReportError(SimdBindError, ValueError):
-    """A report file that cannot be read, is not a conformance report, or breaks its format."""
+    """A report file that cannot be read, is not a conformance report, or breaks its format. The message is one
+    printable line whatever the file holds (its name and its keys are quoted into it)."""
+
+    def __init__(self, message: str):
+        super().__init__(printable(message))
 
 
 class _Invalid(Exception):
@@ -69,6 +84,37 @@ def _integer(value: Any, where: str) -> int:
 
 def _optional_integer(value: Any, where: str) -> int | None:
     return None if value is None else _integer(value, where)
+
+
+def seed_problem(seed: Any) -> str | None:
+    """What is wrong with `seed` as a run's seed (None: nothing): the one rule of the writer and the reader."""
+    if type(seed) is not int:
+        return f"must be an integer, not {type(seed).__name__}"
+    return None if 0 <= seed <= MAX_SEED else f"{_shown(seed)} outside 0 .. {MAX_SEED} (the seeds a run takes)"
+
+
+def _seed(value: Any, where: str) -> int | None:
+    problem = None if value is None else seed_problem(value)
+    if problem:
+        raise _Invalid(where, problem)
+    return None if value is None else int(value)
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if type(value) is not bool:
+        raise _Invalid(where, f"must be true or false, not {type(value).__name__}")
+    return value
+
+
+_SHARD = re.compile(r"([1-9][0-9]{0,8})/([1-9][0-9]{0,8})")
+
+
+def _shard(value: Any, where: str) -> str:
+    """Part K of N of a run's cases, written "K/N" with 1 <= K <= N."""
+    match = _SHARD.fullmatch(_string(value, where))
+    if match is None or int(match[1]) > int(match[2]):
+        raise _Invalid(where, f"{_shown(value)} is not K/N with 1 <= K <= N")
+    return match[0]
 
 
 def _number(value: Any, where: str, infinite: bool) -> float:
@@ -170,8 +216,9 @@ def _filter(value: Any, where: str) -> str | None:
 def _source(value: Any, where: str) -> dict[str, Any]:
     """One input of a merged report: where it came from."""
     return _fields(value, where, {"file": _string, "machine": _string}, {
-        "cpu_model": _string, "profile": _optional_string, "seed": _optional_integer, "created": _optional_string,
-        "command": _optional_string, "source": _optional_string, "summary": _summary})
+        "cpu_model": _string, "profile": _optional_string, "seed": _seed, "created": _optional_string,
+        "command": _optional_string, "source": _optional_string, "summary": _summary, "interrupted": _boolean,
+        "shard": _shard})
 
 
 def _sources(value: Any, where: str) -> list[dict[str, Any]]:
@@ -180,8 +227,10 @@ def _sources(value: Any, where: str) -> list[dict[str, Any]]:
 
 _META: dict[str, Check] = {
     "format": _string, "created": _string, "command": _string, "profile": _optional_string,
-    "seed": _optional_integer, "filter": _filter, "case": _optional_string, "functions": _strings,
-    "workers": _optional_integer, "environment": _environment, "merged": _sources}
+    "seed": _seed, "filter": _filter, "case": _optional_string, "functions": _strings,
+    "workers": _optional_integer, "environment": _environment, "merged": _sources,
+    "interrupted": _boolean,  # Ctrl-C ended the run: its results are the cases that ran before
+    "shard": _shard}  # the run's part of its cases (--shard K/N)
 
 
 def _summary(value: Any, where: str) -> dict[str, int]:
@@ -189,6 +238,8 @@ def _summary(value: Any, where: str) -> dict[str, int]:
 
 
 def _results(value: Any, where: str) -> list[CaseResult]:
+    if len(_array(value, where)) > MAX_RESULTS:
+        raise _Invalid(where, f"{len(value)} results (at most {MAX_RESULTS})")
     return [CaseResult(**_fields(item, f"{where}[{i}]", _RESULT_REQUIRED_CHECKS, _RESULT_OPTIONAL_CHECKS))
             for i, item in enumerate(_array(value, where))]
 
@@ -231,23 +282,53 @@ def read_report(path: str | Path) -> Run:
         raw = path.read_bytes()
     except OSError as error:
         raise ReportError(f"{path}: cannot read it: {error.strerror or error}") from None
+    except MemoryError:
+        raise ReportError(f"{path}: {status.st_size} bytes, too large to read in the memory left") from None
+    try:
+        return check_report(_parse(raw))
+    except ReportError as error:
+        raise ReportError(f"{path}: {error}") from None
+    except MemoryError:
+        raise ReportError(f"{path}: {len(raw)} bytes, too large to read in the memory left") from None
+
+
+def _parse(raw: bytes) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ReportError(f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})") \
-            from None
+        raise ReportError(f"not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start})") from None
+    depth = nesting_depth(raw)
+    if depth > MAX_DEPTH:
+        raise ReportError(f"not a conformance report (JSON nested {depth} deep, at most {MAX_DEPTH})")
     try:
-        data = json.loads(text, parse_constant=_constant)
-    except RecursionError:
-        raise ReportError(f"{path}: not a conformance report (JSON nested too deeply)") from None
+        return json.loads(text, parse_constant=_constant)
     except _Invalid as error:
-        raise ReportError(f"{path}: not valid report JSON: {error}") from None
+        raise ReportError(f"not valid report JSON: {error}") from None
     except ValueError as error:  # json.JSONDecodeError, or an integer with too many digits
-        raise ReportError(f"{path}: not valid JSON: {str(error).splitlines()[0][:200]}") from None
-    try:
-        return check_report(data)
-    except ReportError as error:
-        raise ReportError(f"{path}: {error}") from None
+        raise ReportError(f"not valid JSON: {str(error).splitlines()[0][:200]}") from None
+
+
+_BRACKET_STEP = bytes(1 if b in b"[{" else 255 if b in b"]}" else 0 for b in range(256))  # +1, -1 as int8
+_QUOTE = ord('"')
+
+
+def nesting_depth(document: bytes) -> int:
+    """How deep the arrays and objects of a JSON document nest, counted without parsing it (Python's parser
+    recurses once per level), in time and memory proportional to the document: a bracket counts when an even
+    number of quotes precede it, once escaped backslashes and escaped quotes are taken out."""
+    import numpy as np
+
+    text = np.frombuffer(document.replace(b"\\\\", b"").replace(b'\\"', b""), np.uint8)
+    steps = np.frombuffer(_BRACKET_STEP, np.int8)
+    depth = deepest = quotes = 0
+    for start in range(0, len(text), 1 << 22):  # a chunk at a time: a few arrays of 8 bytes a character
+        chunk = text[start:start + (1 << 22)]
+        is_quote = chunk == _QUOTE
+        outside = (np.cumsum(is_quote, dtype=np.int64) + quotes) % 2 == 0
+        levels = np.cumsum(steps[chunk] * outside, dtype=np.int64) + depth
+        deepest, depth = max(deepest, int(levels.max())), int(levels[-1])
+        quotes += int(np.count_nonzero(is_quote))
+    return deepest
 
 
 def _constant(name: str) -> float:
