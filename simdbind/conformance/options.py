@@ -16,8 +16,6 @@ from typing import Any, Callable, NamedTuple, Sequence
 PROFILES = ("smoke", "ci", "full")
 #: The prefix of every option in pytest, where unprefixed names clash with other plugins'.
 PYTEST_PREFIX = "--simd-"
-#: The largest seed: every command takes seeds 0 .. MAX_SEED, and a report holding another is refused.
-MAX_SEED = 2**63 - 1
 
 
 def positive_int(text: str) -> int:
