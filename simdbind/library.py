@@ -122,11 +122,9 @@ class Library:
 
     def set_threads(self, count: int) -> int:
         """Set the thread count of GEMM-based calls; returns what the library kept (it clamps to the CPU)."""
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            from simdbind.errors import ArgumentError
+        from simdbind._checks import size_arg  # _checks imports this module
 
-            raise ArgumentError(f"count: must be an int >= 1, got {count!r}")
-        self.function("SimdSetThreadNumber")(count)
+        self.function("SimdSetThreadNumber")(size_arg(count, "count", minimum=1))
         return self.threads
 
     def describe(self) -> dict[str, Any]:
