@@ -166,9 +166,10 @@ def _bench(args: argparse.Namespace) -> int:
         return _error(f"--threads: every count must be >= 1, got {args.threads!r}")
     if args.no_peers and args.impl:
         return _error("--no-peers: measures no peer, but --impl names one")
-    if args.timer == "thread" and (max(threads) > 1 or any(item.family == "gil" for item in listed)):
-        print("warning: --timer thread does not see work done by other threads: multithreaded and gil rows "
-              "will look faster than they are", file=sys.stderr)
+    try:
+        harness.check_timer(listed, threads, harness.TIMERS[args.timer])
+    except harness.TimerError as error:
+        return _error(f"--{error} (--timer wall)")
     # The libraries are always measured (bundled, plus $SIMD_LIBRARY, by default): --impl adds peers beside them.
     libraries = [impl for impl in implementations(args.library, args.isa, args.mode)
                  if isinstance(impl, LibraryImplementation)]
