@@ -75,3 +75,25 @@ def test_sdist_of_a_cluttered_working_tree_holds_exactly_the_tracked_build_files
     expected = needed(tracked) | {"PKG-INFO"}
     assert set(members) == expected, (f"extra: {sorted(set(members) - expected)[:20]}, "
                                       f"missing: {sorted(expected - set(members))[:20]}")
+
+
+#: The newest glibc symbol version the bundled library may need: manylinux_2_17 (manylinux2014), docs/packaging.md.
+MANYLINUX_GLIBC = (2, 17)
+
+
+def test_the_bundled_library_needs_no_glibc_newer_than_its_manylinux_tag():
+    import platform
+    import re
+
+    import simdbind
+
+    if platform.machine() != "x86_64" or platform.libc_ver()[0] != "glibc" or shutil.which("objdump") is None:
+        pytest.skip("checks a glibc x86-64 build with objdump")
+    path = simdbind.bundled_path()
+    symbols = subprocess.run(["objdump", "-T", path], capture_output=True, text=True, check=True).stdout
+    needed = {(tuple(int(v) for v in m.group(2).split(".")), m.group(3))
+              for m in re.finditer(r"\(?(GLIBC_)([0-9.]+)\)?\s+(\S+)$", symbols, re.M)}
+    assert needed, "no versioned glibc symbol found: is this a glibc build?"
+    newer = sorted(f"{name}@GLIBC_{'.'.join(map(str, version))}" for version, name in needed
+                   if version > MANYLINUX_GLIBC)
+    assert not newer, f"{newer}: bind them to an older version in csrc/internal/glibc_versions.h"
