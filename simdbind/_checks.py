@@ -204,13 +204,54 @@ def is_bf16(dtype: np.dtype) -> bool:
     return dtype.itemsize == 2 and (dtype.name == "bfloat16" or dtype.kind == "u")
 
 
+def plain_array(value: np.ndarray, name: str) -> np.ndarray:
+    """`value`, an ndarray, as an exact numpy.ndarray viewing the same memory: the C functions read the buffer, so an
+    ndarray subclass is taken only where its buffer is all of its data. A masked array (the buffer holds the masked
+    elements too, and the mask would be ignored) and a subclass with its own ``__array__`` (its data is what that
+    returns, not the buffer) are refused with a DTypeError naming the argument."""
+    if type(value) is np.ndarray:
+        return value
+    if isinstance(value, np.ma.MaskedArray):
+        raise DTypeError(f"{name}: must be a numpy.ndarray, not a masked array (C would use the data under the mask "
+                         f"and ignore the mask): pass np.ma.filled({name}, value) if that is what is meant")
+    if type(value).__array__ is not np.ndarray.__array__:
+        raise DTypeError(f"{name}: must be a numpy.ndarray, got {type(value).__name__}, an ndarray subclass with "
+                         f"its own __array__ (C would read its buffer, not that): pass np.array({name}.__array__())")
+    return value.view(np.ndarray)
+
+
+def ndarray_arg(value: Any, name: str) -> np.ndarray:
+    """`value` when it is a numpy.ndarray (an argument that C writes, or that must already be an array; lists are
+    refused with an ArgumentError), as :func:`plain_array` takes it."""
+    if not isinstance(value, np.ndarray):
+        raise ArgumentError(f"{name}: must be a numpy.ndarray, got {type(value).__name__}")
+    return plain_array(value, name)
+
+
+def converted(value: Any, name: str, dtype: npt.DTypeLike | None = None) -> np.ndarray:
+    """`value` (a list, a scalar, an object with ``__array__``, or a plain ndarray that the caller lets be cast) as an
+    ndarray (of `dtype`). A value that `dtype` cannot hold is a DTypeError naming the argument, not NumPy's "overflow
+    encountered in cast" warning and an infinity in its place; so are ragged and non-numeric lists."""
+    target = None if dtype is None else np.dtype(dtype)
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            array = np.asarray(value, dtype=target)
+    except FloatingPointError:
+        limit = f" (|value| <= {np.finfo(target).max:.6g})" if target is not None and target.kind == "f" else ""
+        raise DTypeError(f"{name}: every value must fit in {target}{limit}, and one of the {type(value).__name__}'s "
+                         "does not") from None
+    except (TypeError, ValueError, OverflowError) as error:
+        wanted = "an array" if target is None else f"an array of {target}"
+        raise DTypeError(f"{name}: must be {wanted}, got {type(value).__name__} ({error})") from None
+    return array
+
+
 def any_array(value: Any, name: str) -> np.ndarray:
     """`value` as a C-contiguous ndarray of native byte order, any dtype (the caller checks which)."""
-    if not isinstance(value, np.ndarray):
-        try:
-            value = np.asarray(value)
-        except (TypeError, ValueError, OverflowError) as error:
-            raise DTypeError(f"{name}: must be an array, got {type(value).__name__} ({error})") from None
+    if isinstance(value, np.ndarray):
+        value = plain_array(value, name)
+    else:
+        value = converted(value, name)
         if value.dtype == object:
             raise DTypeError(f"{name}: must be an array of numbers, got {type(value).__name__} of objects")
     native(value.dtype, name)
@@ -222,18 +263,17 @@ def any_array(value: Any, name: str) -> np.ndarray:
 def input_array(value: Any, name: str, dtype: npt.DTypeLike) -> np.ndarray:
     """`value` as a C-contiguous array of exactly `dtype` (native byte order).
 
-    Non-array values (lists, scalars) are converted to `dtype`; arrays of another dtype are refused rather than
-    cast, because a silent cast changes results. Non-contiguous arrays are copied (inputs are only read).
+    Non-array values (lists, scalars) are converted to `dtype` (:func:`converted`: a value that does not fit is an
+    error); arrays of another dtype are refused rather than cast, because a silent cast changes results, and so are
+    the ndarray subclasses of :func:`plain_array`. Non-contiguous arrays are copied (inputs are only read).
     """
     if type(value) is np.ndarray and value.dtype == dtype and value.flags.c_contiguous:
         return value
     dtype = np.dtype(dtype)
     if not isinstance(value, np.ndarray):
-        try:
-            value = np.asarray(value, dtype=dtype)
-        except (TypeError, ValueError, OverflowError) as error:
-            raise DTypeError(f"{name}: must be an array of {dtype}, got {type(value).__name__} ({error})") from None
+        value = converted(value, name, dtype)
     else:
+        value = plain_array(value, name)
         native(value.dtype, name)
         if value.dtype != dtype:
             raise DTypeError(f"{name}: must have dtype {dtype}, got {value.dtype}")
@@ -253,8 +293,7 @@ def output_array(out: Any, name: str, shape: tuple[int, ...], dtype: npt.DTypeLi
     if out is None:
         return np.empty(shape, dtype)
     dtype = np.dtype(dtype)
-    if not isinstance(out, np.ndarray):
-        raise ArgumentError(f"{name}: must be a numpy.ndarray, got {type(out).__name__}")
+    ndarray_arg(out, name)  # refuses a masked `out` too: its mask would not follow what C writes
     native(out.dtype, name)
     if out.dtype != dtype:
         raise DTypeError(f"{name}: must have dtype {dtype}, got {out.dtype}")
@@ -265,7 +304,7 @@ def output_array(out: Any, name: str, shape: tuple[int, ...], dtype: npt.DTypeLi
     if not out.flags.writeable:
         raise ArgumentError(f"{name}: must be writeable")
     refuse_overlap(out, name, reads)
-    return out
+    return cast(np.ndarray, out)  # the caller's object (a plain subclass stays what it is)
 
 
 def refuse_overlap(out: np.ndarray, name: str, reads: Iterable[tuple[str, Any]]) -> None:

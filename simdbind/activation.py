@@ -40,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from simdbind._checks import finite_array, real
+from simdbind._checks import converted, finite_array, plain_array, real
 from simdbind.enums import Activation, parse_enum
 from simdbind.errors import ArgumentError, DTypeError
 
@@ -431,14 +431,10 @@ _CONSTRUCTORS: dict[Activation, Callable[..., ActivationSpec]] = {
 
 def _prelu_slopes(value: Any, name: str) -> np.ndarray:
     if isinstance(value, np.ndarray):
+        value = plain_array(value, name)
         if value.dtype.kind not in "fiu":
             raise DTypeError(f"{name}: must be a real array, got dtype {value.dtype}")
-        array = value.astype(np.float32)  # always a private copy: the C side keeps a pointer to it
-    else:
-        try:
-            array = np.array(value, dtype=np.float32)
-        except (TypeError, ValueError, OverflowError) as error:
-            raise DTypeError(f"{name}: must be an array of real numbers ({error})") from None
+    array = np.array(converted(value, name, np.float32))  # always a private copy: the C side keeps a pointer to it
     if array.ndim != 1 or array.size == 0:
         raise ArgumentError(f"{name}: must be a non-empty 1-D array of slopes, got shape {array.shape}")
     finite_array(array, name)
@@ -459,6 +455,7 @@ def _from_params(kind: Activation, params: Any, argument: str) -> ActivationSpec
             raise ArgumentError(f"params: {argument}={kind.name.lower()!r} needs {', '.join(names)}")
         return _CONSTRUCTORS[kind](*defaults)
     if isinstance(params, np.ndarray):
+        params = plain_array(params, "params")
         if params.dtype.kind not in "fiu":
             raise DTypeError(f"params: must be real numbers, got dtype {params.dtype}")
         values: list[Any] | None = [float(v) for v in params.ravel()] if params.ndim <= 1 else None
@@ -532,8 +529,8 @@ def resolve(activation: Any, params: Any, channels: int, argument: str = "activa
     simdbind.errors.ArgumentError: params: activation='leaky_relu' needs slope
     """
     spec = as_spec(activation, params, argument)
-    if spec.kind == Activation.PRELU:
-        slopes = np.asarray(spec.params, np.float32)
+    if spec.kind == Activation.PRELU:  # checked again: an ActivationSpec can be made without prelu()'s checks
+        slopes = _prelu_slopes(spec.params, f"{argument}.params")
         if slopes.shape != (channels,):
             raise ArgumentError(f"params: prelu needs one slope per output channel ({channels}), got {slopes.size}")
         return int(spec.kind), slopes

@@ -269,9 +269,10 @@ def _bench(args: argparse.Namespace) -> int:
     problem = _bench_output_problem(args, families)
     if problem:
         return _error(problem)
-    if args.timer == "thread" and (max(threads) > 1 or any(item.family == "gil" for item in listed)):
-        print("warning: --timer thread does not see work done by other threads: multithreaded and gil rows "
-              "will look faster than they are", file=sys.stderr)
+    try:
+        harness.check_timer(listed, threads, harness.TIMERS[args.timer])
+    except harness.TimerError as error:
+        return _error(f"--{error} (--timer wall)")
     # The libraries are always measured (bundled, plus $SIMD_LIBRARY, by default): --impl adds peers beside them.
     libraries = [impl for impl in implementations(args.library, args.isa, args.mode)
                  if isinstance(impl, LibraryImplementation)]

@@ -25,7 +25,7 @@ from simdbind import _routes
 from simdbind._checks import (CALL, F32, LAYOUT_NAMES, FloatArray, Pads, c_address, input_array, layout as layout_arg,
                               library_arg, native, output_array, pack_plan, pads as pads_arg, plan_for, plan_key,
                               planned_call, planned_output, refuse_overlap, remember, reported_size, size_arg,
-                              yx_pair)
+                              ndarray_arg, yx_pair)
 from simdbind._context import NativeContext
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
@@ -485,8 +485,7 @@ class Convolution32f(NativeContext):
             raise ArgumentError(f"x: must have shape {full}{single} ({self.layout}), got {src.shape}")
         scratch = None
         if buffer is not None:
-            if not isinstance(buffer, np.ndarray):
-                raise ArgumentError(f"buffer: must be a numpy.ndarray, got {type(buffer).__name__}")
+            buffer = ndarray_arg(buffer, "buffer")
             native(buffer.dtype, "buffer")
             if buffer.dtype != np.float32:
                 raise DTypeError(f"buffer: must have dtype float32, got {buffer.dtype}")

@@ -18,8 +18,8 @@ from typing import Any, Sequence, cast
 import numpy as np
 
 from simdbind import library as _library
-from simdbind._checks import (c_address, input_array, is_bf16, library_arg, native, output_array, pack_plan,
-                              planned_gather, remember, size_arg)
+from simdbind._checks import (c_address, input_array, is_bf16, library_arg, native, ndarray_arg, output_array,
+                              pack_plan, planned_gather, remember, size_arg)
 from simdbind._context import NativeContext
 from simdbind.enums import TensorData
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
@@ -189,8 +189,7 @@ class GatherElements(NativeContext):
         return cast(np.ndarray, value)
 
     def _checked_data(self, data: Any) -> np.ndarray:
-        if not isinstance(data, np.ndarray):
-            raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
+        data = ndarray_arg(data, "data")
         kind, _ = _data_kind(data.dtype, "data")  # refuses a swapped byte order too
         if kind != self.data_kind:
             raise DTypeError(f"data: must have a {self.data_kind} dtype, got {data.dtype}")
@@ -362,10 +361,7 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
                     return found
                 if context._handle is not None:  # e.g. strided arrays: the same context, checked the long way
                     return context._ordinary_forward(data, indices, out)
-    if not isinstance(data, np.ndarray):
-        raise ArgumentError(f"data: must be a numpy.ndarray, got {type(data).__name__}")
-    if not isinstance(indices, np.ndarray):
-        raise ArgumentError(f"indices: must be a numpy.ndarray, got {type(indices).__name__}")
+    data, indices = ndarray_arg(data, "data"), ndarray_arg(indices, "indices")
     native(data.dtype, "data")
     _index_type(indices.dtype, "indices")
     context = GatherElements(data.dtype, indices.dtype, data.shape, indices.shape, axis, library=library)

@@ -318,15 +318,13 @@ class Library:
         >>> lib.set_threads(0)
         Traceback (most recent call last):
         ...
-        simdbind.errors.ArgumentError: count: must be an int >= 1, got 0
+        simdbind.errors.ArgumentError: count: must be >= 1, got 0
         >>> lib.set_threads(before) == before
         True
         """
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            from simdbind.errors import ArgumentError
+        from simdbind._checks import size_arg  # _checks imports this module
 
-            raise ArgumentError(f"count: must be an int >= 1, got {count!r}")
-        self.function("SimdSetThreadNumber")(count)
+        self.function("SimdSetThreadNumber")(size_arg(count, "count", minimum=1))
         return self.threads
 
     def describe(self) -> dict[str, Any]:

@@ -49,7 +49,7 @@ def test_the_family_modules_list_descriptors_not_code():
 @pytest.mark.parametrize("descriptor, expected", [
     # 56x56 output (pad 1), 64 x 64 channels, 3x3 taps: 2 * 56*56 * 64 * 64 * 9 flops
     ("convolution32f layout=nchw src_c=64 src_h=56 src_w=56 dst_c=64 kernel=3x3 pad=1.1.1.1 activation=relu",
-     Work("GFLOP/s", 2 * 56 * 56 * 64 * 64 * 9)),
+     Work("effective GFLOP/s", 2 * 56 * 56 * 64 * 64 * 9)),  # Winograd-eligible: direct FLOPs, an effective rate
     # depthwise stride 2: 28x28 output, one input channel per output channel
     ("convolution32f layout=nhwc src_c=144 src_h=56 src_w=56 dst_c=144 kernel=3x3 stride=2x2 pad=1.1.1.1 "
      "groups=144 activation=relu", Work("GFLOP/s", 2 * 28 * 28 * 144 * 1 * 9)),

@@ -14,8 +14,10 @@ from simdbind.conformance import cases as _registered  # noqa: F401  (registers 
 from simdbind.conformance.model import REGISTRY, Case, case_from_descriptor
 
 #: Throughput units: the work of a call counted in elements, floating-point operations (or integer multiply-adds
-#: counted as two operations) or bytes.
-UNITS = ("Gelem/s", "GFLOP/s", "GB/s")
+#: counted as two operations), the operations of the direct algorithm where an implementation may take one that
+#: does fewer (EFFECTIVE: a Winograd convolution's rate exceeds what the machine computes), or bytes.
+EFFECTIVE = "effective GFLOP/s"
+UNITS = ("Gelem/s", "GFLOP/s", EFFECTIVE, "GB/s")
 #: Modules of this package that are not family modules.
 NOT_FAMILIES = frozenset({"cases", "harness", "plot", "raw", "bounds"})
 #: Bytes per element of the dtypes of conformance cases.

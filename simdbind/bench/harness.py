@@ -55,6 +55,8 @@ from simdbind.conformance.runner import DEFAULT_SEED
 #: the process waits for a core on a shared machine, but also misses work done by other threads, so it is only
 #: right for single-threaded calls).
 TIMERS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "thread": time.thread_time}
+#: The clocks that see only the calling thread's work: :func:`check_timer` refuses them for multi-threaded calls.
+CALLING_THREAD_ONLY = frozenset({time.thread_time})
 #: Sample orders of :func:`run`.
 ORDERS = ("auto", "interleaved", "blocked")
 #: Seconds of pause before each implementation's samples in blocked order: longer than thread pools spin after
@@ -100,6 +102,31 @@ def memcpy_bound(moved: int) -> Callable[[], Any]:
     cache (24 MB in 530 us where written ones take 885-915)."""
     source = np.ones(max(1, moved // 2), np.uint8)
     return functools.partial(np.copyto, np.ones_like(source), source)
+
+
+def threads_of_a_call(family: str, threads: int) -> int:
+    """Threads that do the work of one call of a `family` case at `threads` library threads: the library's, times
+    the Python threads the family's calls run on (its module's ``PYTHON_THREADS``, 1 where it has none)."""
+    return threads * int(getattr(family_module(family), "PYTHON_THREADS", 1))
+
+
+class TimerError(ValueError):
+    """The timer cannot measure the calls asked for."""
+
+
+def check_timer(listed: Sequence[Listed], threads: Sequence[int], timer: Callable[[], float]) -> None:
+    """Refuse (TimerError) a clock that sees only the calling thread when a call of `listed` at one of the `threads`
+    counts works on more than one thread: two threads' work would be timed as one's (the gil family's two Python
+    threads "scaled" 16x on 2 CPUs that way)."""
+    if timer not in CALLING_THREAD_ONLY:
+        return
+    for family in dict.fromkeys(item.family for item in listed):
+        for count in threads:
+            working = threads_of_a_call(family, count)
+            if working > 1:
+                raise TimerError(f"timer: the calling thread's CPU time cannot measure {family} calls at {count} "
+                                 f"library thread{'s' * (count > 1)}: their work runs on {working} threads; use "
+                                 "the wall clock")
 
 
 # -- measurements ----------------------------------------------------------------------------------------------
@@ -393,6 +420,7 @@ def run(listed: Sequence[Listed], libraries: Sequence[LibraryImplementation], pe
     :class:`Interrupted` holding the measurements of the cases finished before it."""
     if order not in ORDERS:
         raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
+    check_timer(listed, threads, timer)
     loaded = list({id(lib.library): lib.library for lib in libraries}.values())
     saved_isa = {id(lib): lib.isa for lib in loaded if lib.kind == "bundled"}
     saved_threads = {id(lib): lib.threads for lib in loaded}

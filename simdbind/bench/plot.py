@@ -16,6 +16,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
+from simdbind.bench.cases import EFFECTIVE
 from simdbind.bench.harness import Measurement, Report
 
 #: Families whose figure shows time per call (their point is the cost of a call, not throughput).
@@ -29,6 +30,10 @@ WRAP = 64
 PEER_COLORS = ("#2ca02c", "#d62728", "#8c564b", "#e377c2", "#bcbd22", "#17becf")
 #: Cases per panel before a figure gets another column (at most three).
 PER_PANEL = 18
+#: Pixels per inch of the figures; inches kept free at the left and right edges and for the title.
+DPI = 100
+EDGE = 0.1
+TITLE = 0.3
 
 
 def _palette(implementations: Sequence[str], kinds: dict[str, str]) -> dict[str, Any]:
@@ -62,10 +67,23 @@ def _value(m: Measurement, per_call: bool) -> float | None:
 def family_figure(measurements: Sequence[Measurement], family: str, title: str, path: str) -> str:
     """Draw one family's measurements into `path` (PNG)."""
     plt = importlib.import_module("matplotlib.pyplot")
+    fig = draw_family(measurements, family, title)
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def draw_family(measurements: Sequence[Measurement], family: str, title: str) -> Any:
+    """The figure of one family's measurements (a matplotlib Figure, open: close it with pyplot.close)."""
+    plt = importlib.import_module("matplotlib.pyplot")
     ms = [m for m in measurements if m.family == family and m.ok]
     units = {m.unit for m in ms}
-    per_call = family in TIME_FAMILIES or len(units) > 1
-    axis = "µs per call (lower is better)" if per_call else f"{units.pop()} (higher is better)"
+    rates = {_rate_of(unit) for unit in units}  # an effective rate shares the axis of its unit
+    per_call = family in TIME_FAMILIES or len(rates) > 1
+    axis = "µs per call (lower is better)" if per_call else f"{rates.pop()} (higher is better)"
+    if not per_call and EFFECTIVE in units:
+        axis += "; effective: a direct algorithm's operations / time"
+    effective = {(m.case, m.threads) for m in ms if m.unit == EFFECTIVE and not per_call}
     rows = list(dict.fromkeys((m.case, m.threads) for m in ms))
     functions = {m.function for m in ms}
     common = f"{functions.pop()} " if len(functions) == 1 else ""  # said once, in the title
@@ -82,17 +100,16 @@ def family_figure(measurements: Sequence[Measurement], family: str, title: str, 
     def label(row: tuple[str, int]) -> list[str]:
         case, threads = row
         text = case[len(common):] if common and case.startswith(common) else case
-        return textwrap.wrap(text + (f" ({threads} threads)" if multi else ""), WRAP)
+        return textwrap.wrap(text + (f" ({threads} threads)" if multi else "")
+                             + (f" [{EFFECTIVE}]" if row in effective else ""), WRAP)
 
     def extent(row: tuple[str, int]) -> float:
         """A case group's height: its bars, or its label's lines where those are taller."""
         return max(len(present[row]) * BAR, len(label(row)) * LINE)
 
     heights = [sum(extent(r) + GAP for r in panel) for panel in panels]
-    legend_rows = math.ceil(len(impls) / 4)
-    head = 0.22 + 0.17 * legend_rows  # inches for the title and the legend
-    fig_height = max(heights) + head + 0.5
-    fig, axes = plt.subplots(1, columns, figsize=(7.5 * columns, fig_height), squeeze=False, sharex=True)
+    body = max(heights) + 0.5  # inches for the panels and the axis below them
+    fig, axes = plt.subplots(1, columns, figsize=(7.5 * columns, body), squeeze=False, sharex=True, dpi=DPI)
     values = [v for v in value.values() if v]
     log = bool(values) and max(values) / min(values) > 30
     for ax, panel, height in zip(axes[0], panels, heights):
@@ -114,13 +131,32 @@ def family_figure(measurements: Sequence[Measurement], family: str, title: str, 
         ax.set_xlabel(axis, fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
     handles = [plt.Rectangle((0, 0), 1, 1, color=colors[name]) for name in impls]
-    fig.legend(handles, impls, loc="upper center", ncol=min(4, len(impls)), fontsize=8, frameon=False,
-               bbox_to_anchor=(0.5, 1 - 0.2 / fig_height))
+    legend = _fitted_legend(fig, handles, impls)
+    head = TITLE + legend.get_window_extent().height / DPI  # inches above the panels: the title, then the legend
+    fig_height = body + head
+    fig.set_size_inches(fig.get_figwidth(), fig_height)
+    legend.set_bbox_to_anchor((0.5, 1 - TITLE / fig_height), transform=fig.transFigure)
     fig.suptitle(title + (f" ({common.strip()})" if common else ""), fontsize=9, y=1 - 0.05 / fig_height)
     fig.tight_layout(rect=(0, 0, 1, 1 - head / fig_height), pad=0.4)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return fig
+
+
+def _fitted_legend(fig: Any, handles: list[Any], labels: list[str]) -> Any:
+    """The figure's legend, at the top, in as many columns (at most 4) as fit the figure's width: one wider than
+    the figure would be cut at both sides when saved."""
+    columns = min(4, len(labels))
+    while True:
+        legend = fig.legend(handles, labels, loc="upper center", ncol=columns, fontsize=8, frameon=False)
+        fig.canvas.draw()
+        if columns == 1 or legend.get_window_extent().width <= fig.bbox.width - 2 * DPI * EDGE:
+            return legend
+        legend.remove()
+        columns -= 1
+
+
+def _rate_of(unit: str) -> str:
+    """The unit an effective rate is counted in (its axis)."""
+    return "GFLOP/s" if unit == EFFECTIVE else unit
 
 
 def plot(report: Report, stem: str) -> list[str]:
