@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from simdbind._context import clear_plan_caches
+from simdbind._elf import check_shared_library
 from simdbind.errors import FunctionNotAvailableError, IsaError, LibraryError, UnsupportedLibraryError
 
 #: ISA names of the bundled library, lowest first (the index is the C-side ISA number).
@@ -219,6 +220,7 @@ def _dlopen(path: str) -> Library:
         where = "" if os.sep in path else (", and the dynamic loader finds no library of that name (LD_LIBRARY_PATH, "
                                            "the ldconfig cache, the system directories)")
         raise LibraryError(f"path: no such file: {path}{where}")
+    check_shared_library(full_path)
     try:
         lib = ffi.dlopen(full_path)
     except OSError as error:
