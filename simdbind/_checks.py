@@ -341,6 +341,8 @@ def bindings(library: Any) -> Bindings:
     found: Bindings | None = library._bindings
     if found is None:
         found = library._bindings = Bindings(library)
+        if library.kind == "bundled" and _fastcall is not None and type(library) is _library.Library:
+            _fastcall.pin_isa(c_address(library, "SimdBindPinIsa"), c_address(library, "SimdBindUnpinIsa"))
     return found
 
 

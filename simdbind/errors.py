@@ -27,6 +27,10 @@ class UnsupportedLibraryError(LibraryError):
     """The library is a Simd build older than the oldest API generation simdbind supports."""
 
 
+class OutOfMemoryError(SimdBindError, MemoryError):
+    """The library could not allocate memory that a call needs; the call wrote nothing (no output, no `out=`)."""
+
+
 class FunctionNotAvailableError(SimdBindError, NotImplementedError):
     """The loaded library does not provide this function."""
 
