@@ -341,7 +341,7 @@ def bindings(library: Any) -> Bindings:
     found: Bindings | None = library._bindings
     if found is None:
         found = library._bindings = Bindings(library)
-        if library.kind == "bundled" and _fastcall is not None and type(library) is _library.Library:
+        if _fastcall is not None and type(library) is _library.Library and library.has("SimdBindPinIsa"):
             _fastcall.pin_isa(c_address(library, "SimdBindPinIsa"), c_address(library, "SimdBindUnpinIsa"))
     return found
 
