@@ -26,4 +26,27 @@ SIMD_API int SimdBindSetIsa(int isa);
 SIMD_API size_t SimdBindGetStreamingBytes(void);
 SIMD_API void SimdBindSetStreamingBytes(size_t bytes);
 
+/* Errors of the calling thread's last call of a function that can fail: 0 (it succeeded), or SIMDBIND_ERROR_NO_MEMORY
+   (memory it needs could not be allocated; it wrote no output). The functions that can fail clear it at entry:
+   SimdSynetConvolution32fInit, SetParams and Forward (Forward only without an external buffer),
+   SimdSynetInnerProduct32fInit, SetParams and Forward, SimdSynetGatherElementsInit, SimdSynetLrnLayerCrossChannels.
+   A thread-local status rather than new return values: the exported Simd functions keep upstream's signatures, so
+   the same wrappers drive upstream builds, and a status per thread cannot be overwritten by another thread's call
+   between a call and its check. Every other function either allocates nothing or computes the same values without
+   its scratch memory (internal/memory.h). */
+#define SIMDBIND_ERROR_NO_MEMORY 1
+SIMD_API int SimdBindLastError(void);
+
+/* For tests of the paths above: the `nth` allocation of the library from now on (1: the next one, on any thread)
+   fails as if memory were exhausted; 0 disarms. Returns how many allocations were still to go before this call
+   (0: the armed one has failed, or nothing was armed). */
+SIMD_API size_t SimdBindFailAllocation(size_t nth);
+
+/* Pins the calling thread's ISA: until the matching unpin, calls on this thread (free functions and contexts
+   created) use the ISA selected when the outermost pin was taken, whatever SimdBindSetIsa sets meanwhile, so that
+   an operation made of several calls (a batch one image at a time) runs at one ISA from start to end. Returns a
+   token for SimdBindUnpinIsa, which restores the state before this pin (pins nest). */
+SIMD_API int SimdBindPinIsa(void);
+SIMD_API void SimdBindUnpinIsa(int token);
+
 #endif /* SIMDBIND_EXT_H */

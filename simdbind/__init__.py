@@ -16,6 +16,7 @@ from simdbind.errors import (
     FunctionNotAvailableError,
     IsaError,
     LibraryError,
+    OutOfMemoryError,
     SimdBindError,
     UnsupportedLibraryError,
     UpstreamDefectError,
@@ -40,6 +41,6 @@ __all__ = [
     # enums and errors
     "Activation", "EltwiseOperation", "TensorData", "TensorFormat", "UnaryOperation",
     "SimdBindError", "ArgumentError", "DTypeError", "IsaError", "LibraryError", "UnsupportedLibraryError",
-    "FunctionNotAvailableError", "ContextClosedError", "ContextCopyError",
+    "FunctionNotAvailableError", "ContextClosedError", "ContextCopyError", "OutOfMemoryError",
     "UpstreamDefectError",
 ]

@@ -380,6 +380,8 @@ def bindings(library: Any) -> Bindings:
     found: Bindings | None = library._bindings
     if found is None:
         found = library._bindings = Bindings(library)
+        if _fastcall is not None and type(library) is _library.Library and library.has("SimdBindPinIsa"):
+            _fastcall.pin_isa(c_address(library, "SimdBindPinIsa"), c_address(library, "SimdBindUnpinIsa"))
     return found
 
 

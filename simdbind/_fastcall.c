@@ -453,8 +453,17 @@ static int indices_in_range(const Py_buffer *view, size_t item, size_t count)
     return n == 0 || (lo >= low && hi < high);
 }
 
+/* The bundled library's SimdBindPinIsa and SimdBindUnpinIsa, given by pin_isa() once it is loaded (NULL before):
+   a planned call made of several C calls (a batch, image by image or row by row) runs them inside one pin, so that
+   a set_isa on another thread cannot give its parts two ISAs. Calls of other libraries are pinned too, harmlessly
+   (the pin is the bundled library's thread-local state; those libraries never change their ISA). */
+static int (*pin_isa_fn)(void);
+static void (*unpin_isa_fn)(int);
+
 static void run(long kind, void *fn, const size_t *p, void *const *b)
 {
+    const int pinned = kind <= CALL_INNER_LAYER && p[0] > 1 && pin_isa_fn != NULL; /* the looping kinds */
+    const int token = pinned ? pin_isa_fn() : -1;
     switch (kind) {
     case CALL_POOL_AVERAGE:
         for (size_t i = 0; i < p[0]; i++)
@@ -501,6 +510,22 @@ static void run(long kind, void *fn, const size_t *p, void *const *b)
             (float *)b[2], (float *)b[3]);
         break;
     }
+    if (pinned)
+        unpin_isa_fn(token);
+}
+
+/* pin_isa(address of SimdBindPinIsa, address of SimdBindUnpinIsa): see pin_isa_fn. */
+static PyObject *fast_pin_isa(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    void *pin = nargs == 2 ? address(args[0]) : NULL, *unpin = nargs == 2 ? address(args[1]) : NULL;
+    if (pin == NULL || unpin == NULL) {
+        PyErr_SetString(PyExc_TypeError, "pin_isa(pin address, unpin address) takes two non-zero addresses");
+        return NULL;
+    }
+    unpin_isa_fn = (void (*)(int))unpin;
+    pin_isa_fn = (int (*)(void))pin; /* set last: run() tests it */
+    Py_RETURN_NONE;
 }
 
 /* The byte length array `i` of a call of `kind` must have under plan `p`; -1: at least p[3] (the conv buffer). */
@@ -772,6 +797,8 @@ static PyMethodDef methods[] = {
      "call(kind, address, plan, *arrays) -> True, or None when not handled (see _fastcall.c)"},
     {"gather", (PyCFunction)(void (*)(void))fast_gather, METH_FASTCALL,
      "gather(plan, handle, lock, data, indices, out) -> array, or None when not handled (see _fastcall.c)"},
+    {"pin_isa", (PyCFunction)(void (*)(void))fast_pin_isa, METH_FASTCALL,
+     "pin_isa(address of SimdBindPinIsa, address of SimdBindUnpinIsa): the pin of multi-call plans"},
     {"init", (PyCFunction)(void (*)(void))fast_init, METH_FASTCALL,
      "init(numpy.ndarray, numpy.empty, numpy.dtype('float32'))"},
     {NULL, NULL, 0, NULL},

@@ -30,7 +30,7 @@ from simdbind._context import NativeContext
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
 from simdbind.enums import Activation, TensorFormat
-from simdbind.library import Library
+from simdbind.library import Library, check_memory, one_isa
 
 __all__ = ["Convolution32f", "conv2d", "convert_weight"]
 
@@ -288,8 +288,11 @@ class Convolution32f(NativeContext):
                       group=group, activation=act_value)
         for key, value in fields.items():
             setattr(conv, key, value)
-        ctx = library.function("SimdSynetConvolution32fInit")(batch, conv)
+        with one_isa(library):  # the ISA Init fixes for the context (bundled) is the one recorded
+            isa = library.isa
+            ctx = library.function("SimdSynetConvolution32fInit")(batch, conv)
         if ctx == ffi.NULL:
+            check_memory(library, "SimdSynetConvolution32fInit")
             raise SimdBindError(
                 f"SimdSynetConvolution32fInit returned NULL for {self._describe()}: the library refused parameters "
                 "that pass every simdbind rule (floor-mode output size, srcF == dstF in nchw/nhwc, float32 "
@@ -306,6 +309,7 @@ class Convolution32f(NativeContext):
             handle, ffi.from_buffer("float[]", self._weight), internal,
             ffi.NULL if self._bias is None else ffi.from_buffer("float[]", self._bias),
             ffi.NULL if self._params is None else ffi.from_buffer("float[]", self._params))
+        check_memory(library, "SimdSynetConvolution32fSetParams")  # transformed or packed weights
         self.internal = bool(internal[0])
         name = "SimdSynetConvolution32fExternalBufferSize"
         self._external = reported_size(library.function(name)(handle), name, library)
@@ -330,7 +334,7 @@ class Convolution32f(NativeContext):
         self._reloadable = self._fast_plan is not None and not guarded
         self._reload_lock = threading.Lock()  # conv2d's SetParams + Forward on a cached context (see _reloaded)
         self._internal_flag = internal
-        self._own(handle, isa=library.isa, serialised=_routes.serialises_context_calls(library))
+        self._own(handle, isa=isa, serialised=_routes.serialises_context_calls(library))
 
     @staticmethod
     def _frozen(array: np.ndarray, behind: int = 0) -> np.ndarray:
@@ -582,6 +586,7 @@ class Convolution32f(NativeContext):
             if handle is None:
                 return None
             set_params(handle, pw, self._internal_flag, pb, pp)
+            check_memory(self.library, "SimdSynetConvolution32fSetParams")  # else Forward would write nothing
             return self._fast_forward(x, out)
 
     def _thread_scratch(self) -> np.ndarray:

@@ -17,7 +17,7 @@ from simdbind._routes import lrn_route
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
 from simdbind.errors import ArgumentError
 from simdbind import library as _library_module
-from simdbind.library import Library
+from simdbind.library import Library, check_memory, one_isa
 
 __all__ = ["eltwise", "unary", "softmax", "lrn", "lrn_onnx", "shuffle"]
 
@@ -492,10 +492,12 @@ def lrn(x: ArrayLike, half: int, k: ArrayLike, layout: str | TensorFormat = "nch
     kptr = c.from_buffer(c.f32, coefficients)
     if layout == "nhwc":  # windows never cross pixels, so the batch is just more pixels
         function(src, half, channels, batch * spatial, kptr, dst, TensorFormat.NHWC)
+        check_memory(library, "SimdSynetLrnLayerCrossChannels")  # its row buffer: dst is unwritten without it
     else:
         step = channels * spatial
-        for n in range(batch):
-            function(src + n * step, half, channels, spatial, kptr, dst + n * step, TensorFormat.NCHW)
+        with one_isa(library):  # one image per call: every image at the same ISA
+            for n in range(batch):
+                function(src + n * step, half, channels, spatial, kptr, dst + n * step, TensorFormat.NCHW)
     return out
 
 
@@ -663,9 +665,10 @@ def shuffle(x0: ArrayLike, x1: ArrayLike, type: int = 0, layout: str | TensorFor
         function(p0, p1, channels0, channels1, b0 * s0, q0, q1, TensorFormat.NHWC, type)
     else:
         in0, in1, out0, out1 = a0.size // b0, a1.size // b0, y0.size // b0, y1.size // b0
-        for n in range(b0):
-            function(p0 + n * in0, p1 + n * in1, channels0, channels1, s0, q0 + n * out0, q1 + n * out1,
-                     TensorFormat.NCHW, type)
+        with one_isa(library):
+            for n in range(b0):
+                function(p0 + n * in0, p1 + n * in1, channels0, channels1, s0, q0 + n * out0, q1 + n * out1,
+                         TensorFormat.NCHW, type)
     return y0, y1
 
 

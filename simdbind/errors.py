@@ -84,6 +84,10 @@ class UnsupportedLibraryError(LibraryError):
     """
 
 
+class OutOfMemoryError(SimdBindError, MemoryError):
+    """The library could not allocate memory that a call needs; the call wrote nothing (no output, no `out=`)."""
+
+
 class FunctionNotAvailableError(SimdBindError, NotImplementedError):
     """The loaded library does not provide this function.
 

@@ -23,7 +23,7 @@ from simdbind._checks import (c_address, input_array, is_bf16, library_arg, nati
 from simdbind._context import NativeContext
 from simdbind.enums import TensorData
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
-from simdbind.library import Library
+from simdbind.library import Library, check_memory
 
 __all__ = ["GatherElements", "gather_elements"]
 
@@ -155,6 +155,7 @@ class GatherElements(NativeContext):
             ffi.new("size_t[]", list(self.outer) or [1]), len(self.outer), self.src_count, self.inner,
             self.idx_count)
         if context == ffi.NULL:
+            check_memory(self.library, "SimdSynetGatherElementsInit")
             raise SimdBindError(f"SimdSynetGatherElementsInit returned NULL for data {self.data_kind}, index "
                                 f"{self.index_dtype} (the library does not support this pair)")
         handle = ffi.gc(context, self.library.function("SimdRelease"))

@@ -40,7 +40,7 @@ from simdbind._routes import behind_gemm_guard
 from simdbind.activation import ActivationSpec, as_spec, resolve
 from simdbind.enums import did_you_mean
 from simdbind.errors import ArgumentError
-from simdbind.library import Library
+from simdbind.library import Library, check_memory, one_isa
 
 __all__ = ["InnerProduct32f", "inner_product", "inner_product_8i", "COMPATIBILITY_8I"]
 
@@ -165,10 +165,12 @@ class InnerProduct32f(NativeContext):
         self._set_params = self.library.function("SimdSynetInnerProduct32fSetParams")
         init = self.library.function("SimdSynetInnerProduct32fInit")
         release = self.library.function("SimdRelease")
-        isa = self.library.isa  # the bundled library fixes a context's ISA at Init; upstream picks its best
-        pointer = init(self.M, self.N, self.K, int(c_trans_b), int(self.const_b), int(self._bias is not None),
-                       act_value)
+        with one_isa(self.library):  # the ISA Init fixes for the context (bundled) is the one recorded
+            isa = self.library.isa  # upstream picks its best
+            pointer = init(self.M, self.N, self.K, int(c_trans_b), int(self.const_b), int(self._bias is not None),
+                           act_value)
         if pointer == ffi.NULL:
+            check_memory(self.library, "SimdSynetInnerProduct32fInit")
             raise ArgumentError(f"{self.library.kind} library refused SimdSynetInnerProduct32fInit("
                                 f"{self.M}, {self.N}, {self.K}, ...)")
         handle = ffi.gc(pointer, release)
@@ -222,6 +224,7 @@ class InnerProduct32f(NativeContext):
         self._current_b = weight
         w = ffi.NULL if weight is None else ffi.from_buffer("float[]", weight)
         self._set_params(handle, w, internal, self._ptr_bias, self._ptr_params)
+        check_memory(self.library, "SimdSynetInnerProduct32fSetParams")  # its copies of bias and params
         self._internal = bool(internal[0])
 
     # -- public ----------------------------------------------------------------------------------------------
@@ -416,9 +419,10 @@ def inner_product(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None
     pw = ffi.from_buffer("float[]", w)
     pb = ffi.NULL if b is None else ffi.from_buffer("float[]", b)
     rows_in, rows_out = src.reshape(-1, size), out.reshape(-1, count)
-    for i in range(rows_in.shape[0]):
-        fn(ffi.from_buffer("float[]", rows_in[i]), pw, pb, count, size,
-           ffi.from_buffer("float[]", rows_out[i], require_writable=True))
+    with one_isa(library):  # one row per call: every row at the same ISA
+        for i in range(rows_in.shape[0]):
+            fn(ffi.from_buffer("float[]", rows_in[i]), pw, pb, count, size,
+               ffi.from_buffer("float[]", rows_out[i], require_writable=True))
     if key is not None:
         remember(library, key, make_plan(library, "CALL_INNER_LAYER", "SimdSynetInnerProductLayerForward", out,
                                          rows_in.shape[0], size, count, int(b is not None)))
@@ -509,8 +513,9 @@ def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str
         # |pair| <= 2 * 15 * 128 < 32768 for 4-bit halves: the saturating kernel is exact on them.
         low, high = src & np.uint8(15), src >> np.uint8(4)
         part = np.empty(shape, np.int32)
-        fn(M, N, K, ffi.from_buffer("uint8_t[]", high), pw, dst, compat)
-        fn(M, N, K, ffi.from_buffer("uint8_t[]", low), pw, ffi.from_buffer("int32_t[]", part), compat)
+        with one_isa(library):
+            fn(M, N, K, ffi.from_buffer("uint8_t[]", high), pw, dst, compat)
+            fn(M, N, K, ffi.from_buffer("uint8_t[]", low), pw, ffi.from_buffer("int32_t[]", part), compat)
         with np.errstate(over="ignore"):
             out *= np.int32(16)
             out += part

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from simdbind._context import clear_plan_caches
-from simdbind.errors import FunctionNotAvailableError, IsaError, LibraryError, UnsupportedLibraryError
+from simdbind._elf import check_shared_library
+from simdbind.errors import (FunctionNotAvailableError, IsaError, LibraryError, OutOfMemoryError,
+                             UnsupportedLibraryError)
 
 #: ISA names of the bundled library, lowest first (the index is the C-side ISA number).
 ISAS = ("base", "sse41", "avx2", "avx512bw", "avx512vnni")
@@ -176,7 +178,8 @@ class Library:
         return _best_upstream_isa(self)
 
     def set_isa(self, name: str) -> None:
-        """Select the ISA of later calls (process-wide: free functions and contexts created afterwards).
+        """Select the ISA of later calls (process-wide: free functions and contexts created afterwards; an
+        operation already running on another thread finishes at its own ISA, see :func:`one_isa`).
 
         ``SIMDBIND_ISA=NAME`` in the environment does the same when the bundled library is loaded. There is never a
         silent fallback: an ISA this machine cannot run is an error.
@@ -356,6 +359,42 @@ class Library:
         }
 
 
+def one_isa(library: Any) -> "_IsaPin":
+    """A context manager in which this thread's calls of the bundled library all run at the ISA selected on entry,
+    whatever another thread sets meanwhile (``SimdBindPinIsa``): a wrapper that makes several C calls for one result
+    (a batch, image by image) runs them inside, so that the result comes from one ISA. Nothing for external
+    libraries, whose ISA never changes, or objects that only stand in for a Library."""
+    return _IsaPin(library.lib if type(library) is Library and library.kind == "bundled" else None)
+
+
+def check_memory(library: Any, function: str) -> None:
+    """Raise :class:`OutOfMemoryError` (a MemoryError) when the last call of `function` on this thread failed for
+    memory: the bundled library reports it with ``SimdBindLastError`` (csrc/internal/memory.h); upstream has no
+    such report."""
+    lib = getattr(library, "lib", None)
+    if getattr(library, "kind", "") == "bundled" and lib is not None and lib.SimdBindLastError() != 0:
+        raise OutOfMemoryError(f"{function}: the bundled library {library.path} could not allocate the memory it "
+                               "needs; nothing was written")
+
+
+class _IsaPin:
+    """``with one_isa(library):``; one object per use, so that threads never share a token."""
+
+    __slots__ = ("_lib", "_token")
+
+    def __init__(self, lib: Any) -> None:
+        self._lib = lib
+        self._token = -1
+
+    def __enter__(self) -> None:
+        if self._lib is not None:
+            self._token = self._lib.SimdBindPinIsa()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._lib is not None:
+            self._lib.SimdBindUnpinIsa(self._token)
+
+
 def _best_upstream_isa(library: Library) -> str:
     """What upstream dispatches to: its best ISA that SimdCpuInfo reports enabled (the SimdCpuInfoType values of
     v7.0.160 and later, upstream's SimdLib.h)."""
@@ -459,6 +498,7 @@ def _dlopen(path: str) -> Library:
         where = "" if os.sep in path else (", and the dynamic loader finds no library of that name (LD_LIBRARY_PATH, "
                                            "the ldconfig cache, the system directories)")
         raise LibraryError(f"path: no such file: {path}{where}")
+    check_shared_library(full_path)
     try:
         lib = ffi.dlopen(full_path)
     except OSError as error:

@@ -31,7 +31,7 @@ from simdbind._checks import (Pads, any_array, begin_end, flag, is_bf16, layout 
 from simdbind._routes import max32f_route
 from simdbind.enums import TensorFormat
 from simdbind.errors import ArgumentError, DTypeError
-from simdbind.library import Library
+from simdbind.library import Library, one_isa
 
 __all__ = ["pooling_average", "pooling_max", "pooling_output_size"]
 
@@ -228,9 +228,10 @@ def pooling_average(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int 
     function = library.function("SimdSynetPoolingAverage")
     src, dst = ffi.from_buffer("float[]", x), ffi.from_buffer("float[]", result, require_writable=True)
     in_step, out_step = c * h * w, c * ay.out * ax.out
-    for i in range(n):
-        function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
-                 dst + i * out_step, ay.out, ax.out, exclude, fmt)
+    with one_isa(library):  # one image per call: every image at the same ISA
+        for i in range(n):
+            function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
+                     dst + i * out_step, ay.out, ax.out, exclude, fmt)
     _plan(library, key, "CALL_POOL_AVERAGE", "SimdSynetPoolingAverage", result, n, 4 * in_step, 4 * out_step,
           c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad, ay.out, ax.out, int(exclude), fmt)
     return result
@@ -343,7 +344,9 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
     if result.size == 0:
         return result
     if kind == "32f":
-        if _max32f(library, x, result, n, ac, ay, ax, fmt):
+        with one_isa(library):
+            direct = _max32f(library, x, result, n, ac, ay, ax, fmt)
+        if direct:
             _plan(library, key, "CALL_POOL_MAX32F", "SimdSynetPoolingMax32f", result, n, 4 * c * h * w,
                   4 * ac.out * ay.out * ax.out, c, h, w, ac.kernel, ay.kernel, ax.kernel, ac.stride, ay.stride,
                   ax.stride, ac.pad, ay.pad, ax.pad, ac.out, ay.out, ax.out, fmt)
@@ -354,9 +357,10 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
     function = library.function("SimdSynetPoolingMax16b" if kind == "16b" else "SimdSynetPoolingMax8u")
     src, dst = ffi.from_buffer(ctype, x.view(bits)), ffi.from_buffer(ctype, result.view(bits), require_writable=True)
     in_step, out_step = c * h * w, c * ay.out * ax.out
-    for i in range(n):
-        function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
-                 dst + i * out_step, ay.out, ax.out, fmt)
+    with one_isa(library):
+        for i in range(n):
+            function(src + i * in_step, c, h, w, ay.kernel, ax.kernel, ay.stride, ax.stride, ay.pad, ax.pad,
+                     dst + i * out_step, ay.out, ax.out, fmt)
     item = dtype.itemsize
     _plan(library, key, "CALL_POOL_MAX16B" if kind == "16b" else "CALL_POOL_MAX8U",
           "SimdSynetPoolingMax16b" if kind == "16b" else "SimdSynetPoolingMax8u", result, n, item * in_step,

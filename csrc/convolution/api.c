@@ -21,6 +21,7 @@
 #include "simd_synet.h"
 #include "simdbind_ext.h"
 #include "internal/kernels.h"
+#include "internal/memory.h"
 
 static sb_conv_pack_nhwc_fn * const pack_nhwc_table[SB_ISA_COUNT] = SB_TABLE(conv_pack_nhwc);
 
@@ -131,7 +132,7 @@ static float * winograd_weights(const conv_ctx * c, const float * weight, size_t
     const int N = c->algo == CONV_ALGO_WINOGRAD4 ? 6 : 4;
     const double (*G)[3] = N == 6 ? G4 : G2;
     size_t C = p->srcC, D = p->dstC, KK = (size_t)(N * N);
-    float * U = (float *)malloc(KK * C * D * sizeof(float));
+    float * U = (float *)sb_alloc(KK * C * D, sizeof(float));
     if (U == NULL)
         return NULL;
     for (size_t o = 0; o < D; ++o)
@@ -155,11 +156,11 @@ static float * winograd_weights(const conv_ctx * c, const float * weight, size_t
     return U;
 }
 
-/* OIHW weights (group 1) as HWIO, the NHWC layout (malloc; NULL without memory). */
+/* OIHW weights (group 1) as HWIO, the NHWC layout (sb_alloc; NULL without memory). */
 static float * oihw_to_hwio(const SimdConvolutionParameters * p, const float * weight)
 {
     size_t C = p->srcC, D = p->dstC, kY = p->kernelY, kX = p->kernelX;
-    float * hwio = (float *)malloc(kY * kX * C * D * sizeof(float));
+    float * hwio = (float *)sb_alloc(kY * kX * C * D, sizeof(float));
     if (hwio != NULL)
         for (size_t o = 0; o < D; ++o)
             for (size_t i = 0; i < C; ++i)
@@ -172,18 +173,21 @@ static float * oihw_to_hwio(const SimdConvolutionParameters * p, const float * w
 static void release(sb_context * self)
 {
     conv_ctx * c = (conv_ctx *)self;
-    free(c->packed);
-    free(c->buffer);
-    free(c);
+    sb_free(c->packed);
+    sb_free(c->buffer);
+    sb_free(c);
 }
 
 SIMD_API void * SimdSynetConvolution32fInit(size_t batch, const SimdConvolutionParameters * conv)
 {
+    sb_clear_error();
     if (conv == NULL || !valid(batch, conv))
         return NULL;
-    conv_ctx * c = (conv_ctx *)calloc(1, sizeof(conv_ctx));
-    if (c == NULL)
+    conv_ctx * c = (conv_ctx *)sb_alloc_zeroed(1, sizeof(conv_ctx));
+    if (c == NULL) {
+        sb_fail_no_memory();
         return NULL;
+    }
     c->base.release = release;
     c->p = *conv;
     c->batch = batch;
@@ -216,38 +220,45 @@ SIMD_API void SimdSynetConvolution32fSetParams(void * context, const float * wei
     const float * bias, const float * params)
 {
     conv_ctx * c = (conv_ctx *)context;
+    sb_clear_error();
     if (c == NULL)
         return;
     c->weight = weight;
+    c->no_memory = 0;
     c->bias = bias;
     c->params = params;
     SimdBool copied = SimdFalse;
     if ((c->algo == CONV_ALGO_WINOGRAD2 || c->algo == CONV_ALGO_WINOGRAD4) && weight != NULL) {
         size_t size = 0;
         float * U = winograd_weights(c, weight, &size);
-        free(c->packed);
+        sb_free(c->packed);
         c->packed = U;
         c->packed_size = U ? size : 0;
         copied = U ? SimdTrue : SimdFalse;
-        if (U == NULL)
-            c->weight = NULL; /* out of memory: Forward does nothing rather than read a missing transform */
+        if (U == NULL) {
+            c->weight = NULL, c->no_memory = 1; /* no transform: Forward fails rather than read a missing one */
+            sb_fail_no_memory();
+        }
     }
     if (((c->algo == CONV_ALGO_GEMM || c->algo == CONV_ALGO_1X1) && c->p.srcF == SimdTensorFormatNhwc &&
          weight != NULL) || (c->algo == CONV_ALGO_DIRECT_NHWC && weight != NULL)) {
         /* NHWC GEMMs take the weights as B: packed once here instead of at every call. Without memory the
-           GEMM reads the caller's weights directly (same results); NhwcDirect cannot, so Forward then does
-           nothing, as Winograd's does without its transform. NCHW NhwcDirect packs its OIHW weights as HWIO. */
+           GEMM reads the caller's weights directly (same results); NhwcDirect cannot, so SetParams fails and
+           Forward with it, as Winograd's does without its transform. NCHW NhwcDirect packs its OIHW weights as
+           HWIO. */
         size_t size = 0;
         float * hwio = c->p.srcF == SimdTensorFormatNchw ? oihw_to_hwio(&c->p, weight) : NULL;
         float * packed = c->p.srcF == SimdTensorFormatNchw && hwio == NULL ? NULL
             : SB_VARIANT(pack_nhwc_table, c->isa)(c, hwio ? hwio : weight, &size);
-        free(hwio);
-        free(c->packed);
+        sb_free(hwio);
+        sb_free(c->packed);
         c->packed = packed;
         c->packed_size = packed ? size : 0;
         copied = packed ? SimdTrue : SimdFalse;
-        if (packed == NULL && c->algo == CONV_ALGO_DIRECT_NHWC)
-            c->weight = NULL;
+        if (packed == NULL && c->algo == CONV_ALGO_DIRECT_NHWC) {
+            c->weight = NULL, c->no_memory = 1;
+            sb_fail_no_memory();
+        }
     }
     if (internal)
         *internal = copied;
@@ -256,15 +267,24 @@ SIMD_API void SimdSynetConvolution32fSetParams(void * context, const float * wei
 SIMD_API void SimdSynetConvolution32fForward(void * context, const float * src, float * buf, float * dst)
 {
     conv_ctx * c = (conv_ctx *)context;
-    if (c == NULL || c->weight == NULL || src == NULL || dst == NULL)
+    sb_clear_error();
+    if (c == NULL || src == NULL || dst == NULL)
+        return;
+    if (c->no_memory)
+        sb_fail_no_memory();
+    if (c->weight == NULL) /* no SetParams, or one that failed */
         return;
     size_t need = external_size(c);
     if (buf == NULL && need > 1) {
+        /* Upstream's interface lets a caller leave the scratch to the context: taken on first use (callers that
+           bring their own, as the simdbind wrappers do, never pay for a second one), and a failure is reported. */
         if (c->buffer_size < need) {
-            float * grown = (float *)malloc(need * sizeof(float));
-            if (grown == NULL)
+            float * grown = (float *)sb_alloc(need, sizeof(float));
+            if (grown == NULL) {
+                sb_fail_no_memory();
                 return;
-            free(c->buffer);
+            }
+            sb_free(c->buffer);
             c->buffer = grown;
             c->buffer_size = need;
         }

@@ -55,6 +55,7 @@ typedef struct conv_ctx {
     /* Set by SetParams: the caller's arrays (kept, not copied), and the transformed weights of algorithms that
        need them (Winograd), owned by the context. */
     const float * weight;
+    int no_memory; /* the last SetParams failed for memory: Forward fails (internal/memory.h) */
     const float * bias;
     const float * params;
     float * packed;
@@ -74,7 +75,7 @@ SB_KERNEL(conv_forward_dw_nchw, conv_forward_sig);
 SB_KERNEL(conv_forward_winograd2, conv_forward_sig);
 SB_KERNEL(conv_forward_winograd4, conv_forward_sig);
 SB_KERNEL(conv_forward_direct_nhwc, conv_forward_sig);
-/* Transforms the weights for the algorithms that keep their own copy; returns the new array (malloc) or NULL. */
+/* Transforms the weights for the algorithms that keep their own copy; returns the new array (sb_alloc) or NULL. */
 SB_KERNEL(conv_pack_nhwc, float *(const conv_ctx * ctx, const float * weight, size_t * size));
 
 /* Winograd's V ([KK][T][C]) and M ([KK][T][D]) are KK planes of T rows of `width` floats, this many floats apart: an

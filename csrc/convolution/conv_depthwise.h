@@ -28,7 +28,7 @@ typedef struct {
    call instead of per output: two integer divisions each). NULL without memory. */
 static inline size_t * tap_ranges(size_t count, size_t stride, size_t pad, size_t dilation, size_t size, size_t kernel)
 {
-    size_t * range = (size_t *)malloc(2 * count * sizeof(size_t));
+    size_t * range = (size_t *)sb_alloc(2 * count, sizeof(size_t));
     if (range)
         for (size_t d = 0; d < count; ++d)
             conv_valid_range((ptrdiff_t)(d * stride) - (ptrdiff_t)pad, dilation, size, kernel, range + 2 * d,

@@ -387,13 +387,13 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
     conv_inner_columns(p, &in0, &in1);
     int fast = dw_is_3x3(p) && in1 - in0 >= SB_W; /* 3x3 rows need a vector of interior columns */
     size_t half = (p->srcW + 1) / 2;
-    float * split = fast && sX == 2 ? (float *)malloc(2 * p->srcH * half * sizeof(float)) : NULL;
+    float * split = fast && sX == 2 ? (float *)sb_alloc(2 * p->srcH * half, sizeof(float)) : NULL;
     if (sX == 2 && !split)
         fast = 0; /* no memory for the split plane: the general path */
     dw_edge * edges = NULL;
 #if SB_ISA_AT_LEAST(3)
     if (fast) {
-        edges = (dw_edge *)malloc(dw_edge_count(p->dstW) * sizeof(dw_edge));
+        edges = (dw_edge *)sb_alloc(dw_edge_count(p->dstW), sizeof(dw_edge));
         if (edges)
             dw_edge_masks(p, edges);
         else
@@ -434,10 +434,10 @@ static void dw_nchw_planes(void * arg, size_t begin, size_t end)
         }
         sb_epilogue_block(out, p->dstH * p->dstW, 1, p->dstH * p->dstW, ch, 0, &e);
     }
-    free(split);
-    free(edges);
-    free(yr);
-    free(xr);
+    sb_free(split);
+    sb_free(edges);
+    sb_free(yr);
+    sb_free(xr);
 }
 
 void SB_FN(conv_forward_dw_nchw)(const conv_ctx * c, const float * src, float * buf, float * dst)

@@ -241,7 +241,7 @@ static void dw_nhwc_rows(void * arg, size_t begin, size_t end)
         }
         sb_epilogue_block(row, C, p->dstW, C, 0, 0, &e);
     }
-    free(xr);
+    sb_free(xr);
 }
 
 void SB_FN(conv_forward_dw_nhwc)(const conv_ctx * c, const float * src, float * buf, float * dst)

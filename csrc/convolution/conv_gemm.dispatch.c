@@ -382,7 +382,7 @@ float * SB_FN(conv_pack_nhwc)(const conv_ctx * c, const float * weight, size_t *
     const SimdConvolutionParameters * p = &c->p;
     size_t G = p->group, dstCg = p->dstC / G, Kg = p->kernelY * p->kernelX * p->srcC / G;
     size_t packed = SB_FN(gemm32f_packed_size)(dstCg, Kg);
-    float * buffer = (float *)malloc(G * packed * sizeof(float));
+    float * buffer = (float *)sb_alloc(G * packed, sizeof(float));
     if (buffer == NULL)
         return NULL;
     for (size_t g = 0; g < G; ++g)

@@ -1,6 +1,7 @@
 /* api.c: the exported functions of the elementwise family; each forwards to the kernel of the selected ISA. */
 #include "simd_synet.h"
 #include "internal/kernels.h"
+#include "internal/memory.h"
 
 static sb_eltwise_fn * const eltwise_table[SB_ISA_COUNT] = SB_TABLE(eltwise);
 
@@ -47,6 +48,7 @@ static sb_lrn_fn * const lrn_table[SB_ISA_COUNT] = SB_TABLE(lrn);
 SIMD_API void SimdSynetLrnLayerCrossChannels(const float * src, size_t half, size_t channels, size_t spatial,
     const float * k, float * dst, SimdTensorFormatType format)
 {
+    sb_clear_error(); /* NHWC needs a row buffer: without it the call fails, dst unwritten (internal/memory.h) */
     if (format != SimdTensorFormatNchw && format != SimdTensorFormatNhwc)
         return;
     SB_PICK(lrn_table)(src, half, channels, spatial, k, dst, format);

@@ -155,13 +155,15 @@ void SB_FN(lrn)(const float * src, size_t half, size_t channels, size_t spatial,
             lrn_nchw(src, half, channels, spatial, k, dst, 0);
     } else if (format == SimdTensorFormatNhwc) {
         size_t stride = channels + 2 * half + SB_W;
-        float * rows = calloc(stride * LRN_NHWC_BLOCK, sizeof(float));
-        if (rows == NULL)
+        float * rows = (float *)sb_alloc_zeroed(stride * LRN_NHWC_BLOCK, sizeof(float));
+        if (rows == NULL) {
+            sb_fail_no_memory();
             return;
+        }
         if (k[2] == -0.75f)
             lrn_nhwc(src, half, channels, spatial, k, dst, rows, stride, 1);
         else
             lrn_nhwc(src, half, channels, spatial, k, dst, rows, stride, 0);
-        free(rows);
+        sb_free(rows);
     }
 }

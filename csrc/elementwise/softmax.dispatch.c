@@ -287,7 +287,7 @@ void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t 
     }
     /* One slice at a time through a float32 buffer (exact widening, the float32 kernel in place, RNE narrowing),
        so every exponential is computed once; for huge slices (or without memory) the bf16 kernels recompute them. */
-    float * buffer = slice <= BF16_BUFFER_MAX ? malloc(slice * sizeof(float)) : NULL;
+    float * buffer = slice <= BF16_BUFFER_MAX ? sb_alloc(slice, sizeof(float)) : NULL;
     for (size_t o = 0; o < outer; ++o) {
         if (buffer != NULL) {
             if (inner == 1) {
@@ -303,5 +303,5 @@ void SB_FN(softmax16b)(const uint16_t * src, size_t outer, size_t count, size_t 
             column16b(src + o * slice, count, inner, dst + o * slice);
         }
     }
-    free(buffer);
+    sb_free(buffer);
 }

@@ -21,6 +21,7 @@
 
 #include "simd_synet.h"
 #include "internal/dispatch.h"
+#include "internal/memory.h"
 
 typedef struct {
     sb_context base;
@@ -35,8 +36,8 @@ typedef struct {
 
 static void gather_release(sb_context * self)
 {
-    free(((gather_context *)self)->positions);
-    free(self);
+    sb_free(((gather_context *)self)->positions);
+    sb_free(self);
 }
 
 SIMD_API void * SimdSynetGatherElementsInit(SimdTensorDataType dataType, SimdTensorDataType indexType,
@@ -45,6 +46,7 @@ SIMD_API void * SimdSynetGatherElementsInit(SimdTensorDataType dataType, SimdTen
 {
     (void)indexConst;
     (void)indexUsers;
+    sb_clear_error();
     size_t data_size, index_size, count = 1;
     switch (dataType) {
     case SimdTensorData32f: data_size = 4; break;
@@ -64,9 +66,11 @@ SIMD_API void * SimdSynetGatherElementsInit(SimdTensorDataType dataType, SimdTen
             return NULL;
         count *= outer[i];
     }
-    gather_context * ctx = (gather_context *)calloc(1, sizeof(gather_context));
-    if (ctx == NULL)
+    gather_context * ctx = (gather_context *)sb_alloc_zeroed(1, sizeof(gather_context));
+    if (ctx == NULL) {
+        sb_fail_no_memory();
         return NULL;
+    }
     ctx->base.release = gather_release;
     ctx->data_size = data_size;
     ctx->index_size = index_size;
@@ -98,7 +102,7 @@ SIMD_API void SimdSynetGatherElementsSetIndex(const void * context, const uint8_
     gather_context * ctx = (gather_context *)(uintptr_t)context;
     if (ctx == NULL || idx == NULL || !ctx->index_const)
         return;
-    free(ctx->positions);
+    sb_free(ctx->positions);
     ctx->positions = NULL;
     ctx->position_bytes = 0;
     const size_t n = ctx->src_count, rows = ctx->idx_count * ctx->inner;
@@ -106,9 +110,9 @@ SIMD_API void SimdSynetGatherElementsSetIndex(const void * context, const uint8_
     if (size == 0 || rows == 0 || ctx->idx_count > SIZE_MAX / ctx->inner || ctx->outer > SIZE_MAX / rows / size)
         return; /* Forward reads idx as before */
     const size_t count = ctx->outer * rows;
-    void * positions = malloc(count * size);
+    void * positions = sb_alloc(count, size);
     if (positions == NULL)
-        return;
+        return; /* optional (internal/memory.h): Forward reads idx as before */
     int all_inside = 1;
     if (ctx->index_size == 4) {
         if (size == 1) GATHER_POSITIONS_OF(int32_t, uint8_t);
@@ -323,12 +327,14 @@ static int gather_path(size_t n, size_t inner, size_t count, size_t data_size)
 {
     if (n == 0 || n > (size_t)INT32_MAX || inner > (size_t)INT32_MAX / n || (inner == 1 ? count : inner) < 16)
         return GATHER_SCALAR;
+    const int isa = sb_isa(); /* read once: the call's path is chosen at one ISA */
+    (void)isa;
 #ifdef GATHER_AVX512
-    if (data_size == 4 && inner == 1 && n < 64 && sb_isa() >= SB_ISA_AVX512BW)
+    if (data_size == 4 && inner == 1 && n < 64 && isa >= SB_ISA_AVX512BW)
         return GATHER_PERMUTE;
 #endif
 #ifdef GATHER_AVX2
-    if (sb_isa() >= SB_ISA_AVX2)
+    if (isa >= SB_ISA_AVX2)
         return GATHER_OFFSET_COPY;
 #endif
     (void)data_size;

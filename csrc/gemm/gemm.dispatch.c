@@ -656,8 +656,8 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
         /* Aligned copies of each 4 rows of B and, where at least 16 columns pay for it, of the rows of A; without
            memory, the rows in place (slower; the copies never change a sum). */
         const size_t ld = (K + SB_W - 1) / SB_W * SB_W;
-        float * a_rows = n1 - n0 >= 16 ? (float *)aligned_alloc(32, (m1 - m0) * ld * sizeof(float)) : NULL;
-        float * b_rows = (float *)aligned_alloc(32, 4 * ld * sizeof(float));
+        float * a_rows = n1 - n0 >= 16 ? (float *)sb_alloc_aligned(32, (m1 - m0) * ld, sizeof(float)) : NULL;
+        float * b_rows = (float *)sb_alloc_aligned(32, 4 * ld, sizeof(float));
         if (a_rows)
             copy_rows(A + m0 * lda, lda, m1 - m0, K, a_rows, ld);
         const float * a = a_rows ? a_rows : A + m0 * lda;
@@ -675,8 +675,8 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
                 dot_blocks(min_size(DOT_MR, m1 - i), jn, a + (i - m0) * la, la, b, lb, K, C + i * ldc + n, ldc);
             sb_epilogue_block(C + m0 * ldc + n, ldc, m1 - m0, jn, m0, n, e);
         }
-        free(a_rows);
-        free(b_rows);
+        sb_free(a_rows);
+        sb_free(b_rows);
         return;
     }
 #endif
@@ -685,25 +685,19 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
         return;
     }
     float * buffer = NULL;
-    int mode = j->mode;
+    const int mode = j->mode;
     /* MODE_PACK: columns in blocks of nb_cols whose packed K block (about 2^16 floats) stays in L2 while it is
-       used, instead of packing the whole range (a copy of B through memory) first; same sums either way. */
+       used, instead of packing the whole range (a copy of B through memory) first; same sums either way. Without
+       memory for the block, each panel is packed into `one_panel` (on the stack: KC_ONE x NR floats, 48 KiB at
+       most) right before each use: slower, and the same sums, where another mode would sum in another order. */
     size_t kc_pack = K <= KC_ONE ? K : KC;
     size_t nb_cols = n1 - n0;
+    float one_panel[KC_ONE * NR] __attribute__((aligned(64)));
     if (mode == MODE_PACK) {
         size_t cap = ((size_t)1 << 16) / kc_pack / NR * NR;
         nb_cols = cap < NR ? NR : cap < nb_cols ? cap : nb_cols;
         size_t panels = (nb_cols + NR - 1) / NR;
-        size_t bytes = (kc_pack * panels * NR * sizeof(float) + 63) & ~(size_t)63;
-        buffer = (float *)aligned_alloc(64, bytes);
-        if (buffer == NULL)
-            mode = j->trans ? MODE_DOT : MODE_DIRECT; /* no memory for packing: slower, same results */
-        if (mode == MODE_DOT) {
-            gemm_job dot = *j;
-            dot.mode = MODE_DOT;
-            run_range(&dot, m0, m1, n0, n1);
-            return;
-        }
+        buffer = (float *)sb_alloc_aligned(64, kc_pack * panels * NR, sizeof(float));
     }
     if (mode == MODE_DIRECT) {
         for (size_t i = m0; i < m1; i += MR) {
@@ -729,7 +723,7 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
     float * apack = NULL;
     if (lda % 512 == 0 && n1 - n0 >= 4 * NR && m1 - m0 >= MR) {
         size_t rows = min_size(MC, (m1 - m0 + MR - 1) / MR * MR);
-        apack = (float *)aligned_alloc(64, (rows * kc_max * sizeof(float) + 63) & ~(size_t)63);
+        apack = (float *)sb_alloc_aligned(64, rows * kc_max, sizeof(float));
     }
     for (size_t nb = range_begin; nb < range_end; nb += nb_cols) {
         n0 = nb;
@@ -737,7 +731,7 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
         for (size_t k0 = 0; k0 < K; k0 += kc_max) {
             size_t kc = min_size(kc_max, K - k0);
             int last = k0 + kc == K;
-            if (mode == MODE_PACK)
+            if (mode == MODE_PACK && buffer != NULL)
                 for (size_t n = n0, p = 0; n < n1; n += NR, ++p)
                     pack_panel(buffer + p * kc * NR, j->B, j->ldb, j->trans, k0, kc, n, min_size(NR, n1 - n));
             for (size_t mb = m0; mb < m1; mb += MC) {
@@ -746,8 +740,13 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
                     pack_a(A + mb * lda + k0, lda, me - mb, kc, apack);
                 for (size_t n = n0, p = 0; n < n1; n += NR, ++p) {
                     size_t nc = min_size(NR, n1 - n);
-                    const float * panel = mode == MODE_PACK ? buffer + p * kc * NR
-                                                            : j->B + (n / NR) * K * NR + k0 * NR;
+                    const float * panel = one_panel;
+                    if (mode != MODE_PACK)
+                        panel = j->B + (n / NR) * K * NR + k0 * NR;
+                    else if (buffer != NULL)
+                        panel = buffer + p * kc * NR;
+                    else
+                        pack_panel(one_panel, j->B, j->ldb, j->trans, k0, kc, n, nc);
                     size_t bs = NR;
                     int full = 1; /* packed panels are zero-padded */
                     if (mode == MODE_PANELS) { /* compact panels: rows of nc floats */
@@ -782,8 +781,8 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
             }
         }
     }
-    free(apack);
-    free(buffer);
+    sb_free(apack);
+    sb_free(buffer);
 }
 
 static void body_columns(void * arg, size_t begin, size_t end)

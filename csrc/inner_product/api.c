@@ -17,6 +17,7 @@
 
 #include "simd_synet.h"
 #include "internal/kernels.h"
+#include "internal/memory.h"
 
 
 static sb_gemm32f_nn_fn * const gemm_nn_table[SB_ISA_COUNT] = SB_TABLE(gemm32f_nn);
@@ -35,26 +36,30 @@ typedef struct {
     size_t packed_size;   /* floats */
     float * bias;         /* copy of SetParams' bias (N floats), or NULL */
     float * params;       /* copy of the params the activation reads, or NULL */
+    int no_memory;        /* the last SetParams failed for memory: Forward fails (internal/memory.h) */
 } ip32f_context;
 
 static void ip32f_release(sb_context * self)
 {
     ip32f_context * c = (ip32f_context *)self;
-    free(c->packed);
-    free(c->bias);
-    free(c->params);
-    free(c);
+    sb_free(c->packed);
+    sb_free(c->bias);
+    sb_free(c->params);
+    sb_free(c);
 }
 
 SIMD_API void * SimdSynetInnerProduct32fInit(size_t M, size_t N, size_t K, SimdBool transB, SimdBool constB,
     SimdBool bias, SimdConvolutionActivationType activation)
 {
     (void)bias; /* as upstream: the bias is applied iff SetParams gets a bias pointer (spec 3.8.2) */
+    sb_clear_error();
     if ((int)activation < SimdConvolutionActivationIdentity || (int)activation > SimdConvolutionActivationGelu)
         return NULL;
-    ip32f_context * c = (ip32f_context *)calloc(1, sizeof(ip32f_context));
-    if (c == NULL)
+    ip32f_context * c = (ip32f_context *)sb_alloc_zeroed(1, sizeof(ip32f_context));
+    if (c == NULL) {
+        sb_fail_no_memory();
         return NULL;
+    }
     c->base.release = ip32f_release;
     c->isa = sb_isa();
     c->M = M, c->N = N, c->K = K;
@@ -79,7 +84,7 @@ SIMD_API size_t SimdSynetInnerProduct32fExternalBufferSize(const void * context)
 
 static float * copy_floats(const float * src, size_t n)
 {
-    float * dst = (float *)malloc((n ? n : 1) * sizeof(float));
+    float * dst = (float *)sb_alloc(n, sizeof(float));
     if (dst != NULL && n)
         memcpy(dst, src, n * sizeof(float));
     return dst;
@@ -89,16 +94,22 @@ SIMD_API void SimdSynetInnerProduct32fSetParams(void * context, const float * we
     const float * bias, const float * params)
 {
     ip32f_context * c = (ip32f_context *)context;
+    sb_clear_error();
     if (internal)
         *internal = SimdFalse;
     if (c == NULL)
         return;
-    free(c->packed), c->packed = NULL, c->packed_size = 0;
-    free(c->bias), c->bias = NULL;
-    free(c->params), c->params = NULL;
+    sb_free(c->packed), c->packed = NULL, c->packed_size = 0;
+    sb_free(c->bias), c->bias = NULL;
+    sb_free(c->params), c->params = NULL;
     c->weight = weight;
-    if (bias)
+    c->no_memory = 0;
+    /* The bias, the params and a constant B (packed) are copied; without memory for a copy SetParams fails (a
+       product without its bias or activation would be a wrong result, one on the unpacked B a different one). */
+    if (bias) {
         c->bias = copy_floats(bias, c->N);
+        c->no_memory |= c->bias == NULL;
+    }
     if (params) {
         size_t count = c->activation == SimdConvolutionActivationPrelu ? c->N
             : (c->activation == SimdConvolutionActivationRestrictRange || c->activation == SimdConvolutionActivationHswish
@@ -106,20 +117,29 @@ SIMD_API void SimdSynetInnerProduct32fSetParams(void * context, const float * we
             : (c->activation == SimdConvolutionActivationLeakyRelu || c->activation == SimdConvolutionActivationElu
                 || c->activation == SimdConvolutionActivationMish || c->activation == SimdConvolutionActivationSwish) ? 1
             : 0;
-        float * copy = (float *)calloc(count > 2 ? count : 2, sizeof(float));
+        float * copy = (float *)sb_alloc_zeroed(count > 2 ? count : 2, sizeof(float));
         if (copy != NULL && count)
             memcpy(copy, params, count * sizeof(float));
         c->params = copy;
+        c->no_memory |= copy == NULL;
+    }
+    if (c->no_memory) {
+        sb_fail_no_memory();
+        return;
     }
     if (c->constB && weight != NULL && c->N && c->K) {
         size_t size = SB_VARIANT(packed_size_table, c->isa)(c->N, c->K);
-        float * packed = (float *)aligned_alloc(64, (size * sizeof(float) + 63) & ~(size_t)63);
-        if (packed != NULL) {
-            SB_VARIANT(pack_table, c->isa)(c->N, c->K, weight, c->transB ? c->K : c->N, c->transB, packed);
-            c->packed = packed, c->packed_size = size;
-            if (internal)
-                *internal = SimdTrue;
+        /* Required, not optional: the packed product sums in another order than the GEMM on the caller's B. */
+        float * packed = (float *)sb_alloc_aligned(64, size, sizeof(float));
+        if (packed == NULL) {
+            c->no_memory = 1;
+            sb_fail_no_memory();
+            return;
         }
+        SB_VARIANT(pack_table, c->isa)(c->N, c->K, weight, c->transB ? c->K : c->N, c->transB, packed);
+        c->packed = packed, c->packed_size = size;
+        if (internal)
+            *internal = SimdTrue;
     }
 }
 
@@ -127,8 +147,13 @@ SIMD_API void SimdSynetInnerProduct32fForward(void * context, const float * A, c
 {
     (void)buf;
     ip32f_context * c = (ip32f_context *)context;
+    sb_clear_error();
     if (c == NULL || A == NULL || C == NULL)
         return;
+    if (c->no_memory) {
+        sb_fail_no_memory();
+        return;
+    }
     sb_epilogue e = {c->bias, 0, c->activation, c->params, 0};
     if (c->activation != SimdConvolutionActivationIdentity && c->activation != SimdConvolutionActivationRelu
         && c->activation != SimdConvolutionActivationGelu && c->params == NULL)

@@ -624,19 +624,19 @@ static int prepared_block(size_t M, size_t N, size_t K, const uint8_t * src, con
     size_t j0, size_t j1)
 {
     if (M == 1) {
-        uint8_t * parts = (uint8_t *)malloc(2 * round_up(K, IB));
+        uint8_t * parts = (uint8_t *)sb_alloc(2, round_up(K, IB));
         if (parts == NULL)
             return 0;
         split_block(K, src, weight, dst, j0, j1, parts);
-        free(parts);
+        sb_free(parts);
         return 1;
     }
 #if SB_ISA_AT_LEAST(2)
-    int16_t * buf = (int16_t *)malloc((NB + M) * KC * sizeof(int16_t));
+    int16_t * buf = (int16_t *)sb_alloc((NB + M) * KC, sizeof(int16_t));
     if (buf == NULL)
         return 0;
     wide_block(M, N, K, src, weight, dst, j0, j1, buf);
-    free(buf);
+    sb_free(buf);
     return 1;
 #else
     (void)N; /* SSE4.1, M >= 2: the dot products with widening loads */
@@ -775,7 +775,7 @@ static int packed_block(size_t M, size_t N, size_t K, const uint8_t * src, const
     size_t j0, size_t j1, const int precise)
 {
     const size_t K4 = (K + 3) / 4;
-    int8_t * panel = (int8_t *)aligned_alloc(64, K4 * PANEL * 4);
+    int8_t * panel = (int8_t *)sb_alloc_aligned(64, K4 * PANEL, 4);
     if (panel == NULL)
         return 0;
     for (size_t j = j0; j < j1; j += PANEL) {
@@ -798,7 +798,7 @@ static int packed_block(size_t M, size_t N, size_t K, const uint8_t * src, const
             i += rows;
         }
     }
-    free(panel);
+    sb_free(panel);
     return 1;
 }
 #endif

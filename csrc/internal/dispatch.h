@@ -27,7 +27,21 @@ enum { SB_ISA_BASE, SB_ISA_SSE41, SB_ISA_AVX2, SB_ISA_AVX512BW, SB_ISA_AVX512VNN
    they need no detection check. */
 extern _Atomic int sb_isa_selected;
 extern _Atomic size_t sb_streaming_threshold;
-static inline int sb_isa(void) { return atomic_load_explicit(&sb_isa_selected, memory_order_relaxed); }
+/* A thread that pinned its ISA (SimdBindPinIsa) keeps it for its calls whatever the selection becomes. The pin
+   lives in thread-local storage, whose address costs a call into the dynamic loader in a shared library: it is
+   read only while some thread holds a pin (sb_isa_pins, a count the pinning thread itself raised, so it sees it),
+   which leaves unpinned calls one load and one well-predicted branch slower. */
+extern _Atomic int sb_isa_pins;
+int sb_pinned_isa(void); /* the calling thread's pinned ISA, or -1 */
+static inline int sb_isa(void)
+{
+    if (__builtin_expect(atomic_load_explicit(&sb_isa_pins, memory_order_relaxed) != 0, 0)) {
+        int pinned = sb_pinned_isa();
+        if (pinned >= 0)
+            return pinned;
+    }
+    return atomic_load_explicit(&sb_isa_selected, memory_order_relaxed);
+}
 static inline size_t sb_streaming_bytes(void)
 {
     return atomic_load_explicit(&sb_streaming_threshold, memory_order_relaxed);

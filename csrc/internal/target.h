@@ -62,6 +62,7 @@ SB_PRAGMA(GCC target(SB_TARGET_FEATURES))
 #endif
 
 #include "internal/dispatch.h"
+#include "internal/memory.h"
 
 /* SB_FN(eltwise) is sb_eltwise_avx2 in the avx2 unit. */
 #define SB_FN(name) SB_CAT2(sb_##name, SB_SUFFIX)

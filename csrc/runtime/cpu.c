@@ -11,6 +11,7 @@
 #include "simd_synet.h"
 #include "simdbind_ext.h"
 #include "internal/dispatch.h"
+#include "internal/memory.h"
 
 #if SB_X86
 #include <cpuid.h>
@@ -151,6 +152,39 @@ SIMD_API int SimdBindSetIsa(int isa)
     atomic_store(&sb_isa_selected, isa);
     return 0;
 }
+
+_Atomic int sb_isa_pins = 0;
+static _Thread_local int pinned_isa = -1; /* this thread's pin, or -1 */
+
+int sb_pinned_isa(void) { return pinned_isa; }
+
+SIMD_API int SimdBindPinIsa(void)
+{
+    int token = pinned_isa;
+    if (token < 0) {
+        pinned_isa = SimdBindGetIsa();
+        atomic_fetch_add(&sb_isa_pins, 1);
+    }
+    return token;
+}
+
+SIMD_API void SimdBindUnpinIsa(int token)
+{
+    if (token >= 0 || pinned_isa < 0)
+        return; /* an inner pin: the outermost one keeps the thread pinned */
+    pinned_isa = -1;
+    atomic_fetch_sub(&sb_isa_pins, 1);
+}
+
+static _Thread_local int last_error;
+
+void sb_clear_error(void) { last_error = 0; }
+void sb_fail_no_memory(void) { last_error = SIMDBIND_ERROR_NO_MEMORY; }
+SIMD_API int SimdBindLastError(void) { return last_error; }
+
+_Atomic size_t sb_alloc_countdown = 0;
+
+SIMD_API size_t SimdBindFailAllocation(size_t nth) { return atomic_exchange(&sb_alloc_countdown, nth); }
 
 SIMD_API size_t SimdBindGetStreamingBytes(void)
 {

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "internal/dispatch.h"
+#include "internal/memory.h"
 
 #if SB_X86
 #include <immintrin.h>
@@ -190,7 +191,7 @@ static int job_finished(uint64_t threads) { return atomic_load(&pool_done) == th
 static void * worker_main(void * p)
 {
     uint32_t seen = *(uint32_t *)p; /* the generation when the worker was started: it takes only later jobs */
-    free(p);
+    sb_free(p);
     for (;;) {
         if (!spin_until(job_after, seen)) {
             pthread_mutex_lock(&pool_lock);
@@ -237,7 +238,7 @@ static void register_fork_handlers(void)
 static void start_workers(size_t wanted)
 {
     while (pool_workers < wanted) {
-        uint32_t * seen = (uint32_t *)malloc(sizeof(uint32_t));
+        uint32_t * seen = (uint32_t *)sb_alloc(1, sizeof(uint32_t));
         if (!seen)
             return;
         *seen = pool_generation;
@@ -248,7 +249,7 @@ static void start_workers(size_t wanted)
             pthread_create(&id, &attr, worker_main, seen) == 0;
         pthread_attr_destroy(&attr);
         if (!ok) {
-            free(seen);
+            sb_free(seen);
             return;
         }
         ++pool_workers;
