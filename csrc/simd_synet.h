@@ -23,7 +23,7 @@ typedef enum {
     SimdCpuDescModel = 0
 } SimdCpuDescType;
 
-/* Values of v7.1.161 - v7.1.162 (spec 2.10); earlier and later releases shift the members after Neon. */
+/* Values of v7.1.161 - v7.1.162; earlier and later releases shift the members after Neon. */
 typedef enum {
     SimdCpuInfoSockets = 0,
     SimdCpuInfoCores = 1,
@@ -86,7 +86,7 @@ typedef enum {
     SimdSynetEltwiseOperationMin = 3
 } SimdSynetEltwiseOperationType;
 
-/* Values of v6.2.159 and later (spec 2.6); older releases number these differently. */
+/* Values of v6.2.159 and later; older releases number these differently. */
 typedef enum {
     SimdSynetUnaryOperation32fAbs = 0,
     SimdSynetUnaryOperation32fCeil = 1,
@@ -126,7 +126,7 @@ typedef enum {
     SimdTensorData16f = 8
 } SimdTensorDataType;
 
-/* 160 bytes on LP64 (spec 2.8). padY/padX are the begin pads, padH/padW the end pads. */
+/* 160 bytes on LP64 (upstream's layout). padY/padX are the begin pads, padH/padW the end pads. */
 typedef struct SimdConvolutionParameters {
     size_t srcC;
     size_t srcH;

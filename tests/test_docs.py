@@ -43,7 +43,7 @@ MACHINE_PATH = re.compile(r"(?<![\w.$}-])/(?:work|root|home|tmp)/[\w.]")
 WORK_SESSION = re.compile(r"\bsessions?\s+\d|\b(?:this|that|earlier|previous|next|same|day's)\s+sessions?\b",
                           re.IGNORECASE)
 #: Where the documents and comments live (csrc/ has its own owners' check list; build outputs are not sources).
-SOURCES = ("README.md", "docs", "simdbind", "tests", "tools", ".ci", "build_simd.py", "CMakeLists.txt")
+SOURCES = ("README.md", "docs", "simdbind", "tests", "tools", ".ci", "csrc", "build_simd.py", "CMakeLists.txt")
 THIS_FILE = Path(__file__).resolve()
 
 

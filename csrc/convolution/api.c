@@ -1,7 +1,7 @@
 /*
- * api.c: the exported FP32 convolution context (SimdSynetConvolution32f*), spec 3.10.
+ * api.c: the exported FP32 convolution context (SimdSynetConvolution32f*).
  *
- * Init checks the parameters (upstream's rules, spec 3.10.1, plus the ones upstream leaves to crash: zero stride,
+ * Init checks the parameters (upstream's rules, plus the ones upstream leaves to crash: zero stride,
  * kernel or dilation, a group not dividing the channels, an activation out of range), records the ISA selected
  * now and chooses an algorithm for the shape:
  *   1. DepthwiseNhwc / DepthwiseNchw: group == srcC == dstC (direct kernels, no scratch);

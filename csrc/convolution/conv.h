@@ -5,7 +5,7 @@
  * Every algorithm has one entry point per ISA with the signature conv_forward_sig; api.c calls the variant of the
  * ISA recorded at Init, so a context keeps its algorithm and its numerics whatever ISA is selected later.
  *
- * Geometry (spec 3.10.2): output (dy, dx) with tap (ky, kx) reads input row dy*strideY + ky*dilationY - padY and
+ * Geometry (as upstream's): output (dy, dx) with tap (ky, kx) reads input row dy*strideY + ky*dilationY - padY and
  * column dx*strideX + kx*dilationX - padX; taps outside the image read zero. The end pads only size the output.
  */
 #ifndef SB_CONVOLUTION_CONV_H

@@ -1,7 +1,7 @@
 /*
  * eltwise.dispatch.c: SimdSynetEltwiseLayerForward's kernel, compiled once per ISA.
  *
- * Semantics (spec 3.2): dst = op(src[0], src[1]) then dst = op(dst, src[i]) for i >= 2; Max/Min are
+ * Semantics (upstream's): dst = op(src[0], src[1]) then dst = op(dst, src[i]) for i >= 2; Max/Min are
  * a > b ? a : b and a < b ? a : b; Sum multiplies each input by its weight (fused on ISAs with FMA).
  * The fold runs over cache-sized blocks so that dst stays in L1 while all inputs stream through it.
  */

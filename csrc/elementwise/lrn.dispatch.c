@@ -1,7 +1,7 @@
 /*
  * lrn.dispatch.c: SimdSynetLrnLayerCrossChannels's kernel, compiled once per ISA.
  *
- * Spec 3.3: dst[c, s] = src[c, s] * Pow(k0 + k1 * sum, k2), sum = sum of src[i, s]^2 over i in
+ * As upstream: dst[c, s] = src[c, s] * Pow(k0 + k1 * sum, k2), sum = sum of src[i, s]^2 over i in
  * [max(0, c - half), min(channels, c + half + 1)), Pow(b, e) = exp(log(b) * e) (so a negative base gives NaN),
  * with no division by the window size. The window sum is direct (not running), in float32. Unlike upstream, NHWC
  * is correct for every channel count (channels < 2*half + 1 included): the squares of one pixel go to a zero-padded

@@ -1,5 +1,5 @@
 /*
- * shuffle.dispatch.c: SimdSynetShuffleLayerForward's kernel, compiled once per ISA (spec 3.4, bit-exact copies).
+ * shuffle.dispatch.c: SimdSynetShuffleLayerForward's kernel, compiled once per ISA (bit-exact copies).
  *
  * type 0 (split): cat = concat(src0, src1) along channels; dst0 = cat[0::2], dst1 = cat[1::2].
  * type 1 (interleave, the inverse): inter[2i] = src0[i], inter[2i+1] = src1[i]; dst0 = inter[:channels0],

@@ -2,7 +2,7 @@
  * softmax.dispatch.c: SimdSynetSoftmax32f and SimdSynetSoftmax16b kernels, compiled once per ISA.
  *
  * The tensor is [outer][count][inner]; every (o, i) slice along count becomes exp(x - max) / sum, with the max
- * subtracted first (spec 3.5) and vexp (<= 1.5 ulp). Non-finite inputs get the mathematical limit:
+ * subtracted first (as upstream) and vexp (<= 1.5 ulp). Non-finite inputs get the mathematical limit:
  *   - a NaN anywhere in a slice makes the whole slice NaN;
  *   - otherwise, if the slice holds +inf, the +inf entries share the mass equally and the rest are 0
  *     ([3, inf, 2] -> [0, 1, 0]; [inf, inf, 1] -> [0.5, 0.5, 0]);

@@ -1,10 +1,10 @@
 /*
- * api.c: the GatherElements context (spec 3.11), plain C except the vector paths at AVX2 and AVX-512 (after
+ * api.c: the GatherElements context, plain C except the vector paths at AVX2 and AVX-512 (after
  * InternalBufferSize): indices checked a block at a time by vector comparisons before an unchecked copy, and at
  * AVX-512 short rows of 32-bit data indexed along the last axis gathered from registers by permutes.
  * Hardware gathers were measured slower than the scalar copy (1.2x the time on 8x512x256 along axis 1 at AVX-512).
  *
- * Contract (seed page): src is [O][srcCount][inner], idx and dst are [O][idxCount][inner], O = prod(outer);
+ * Contract (upstream's docs): src is [O][srcCount][inner], idx and dst are [O][idxCount][inner], O = prod(outer);
  * dst[o,c,i] = src[o, idx[o,c,i] (+ srcCount if negative), i]. Data 32f (copied as raw 32-bit words, so NaN
  * payloads survive), 8u and 16b; index 32i and 64i; any other pair makes Init return NULL, as upstream does.
  * Unlike upstream, an index outside [-srcCount, srcCount) is not read out of bounds: its output element is 0
@@ -12,7 +12,7 @@
  * A constant index (indexConst) is read once, by SetIndex, into positions along the axis in the fewest bytes that
  * hold srcCount (1 up to 254 elements, 2 up to 65534, else 4); InternalBufferSize is their size, and Forward reads
  * them instead of its idx argument, which the contract requires to be the index SetIndex was given (upstream reads
- * only part of it then, spec 3.11). A call then reads a quarter or an eighth of the index bytes, with no sign
+ * only part of it then). A call then reads a quarter or an eighth of the index bytes, with no sign
  * correction or range check: on 16x196x49 along axis 2 with int64 indices, 0.82x the time at AVX2 and 0.42x at
  * AVX-512 (its register permute reads the positions a byte each).
  */

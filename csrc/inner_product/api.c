@@ -2,8 +2,8 @@
  * api.c: the exported functions of the inner-product family.
  *
  * SimdSynetInnerProduct32f*: a context that records the ISA selected at Init and calls that ISA's GEMM
- * (csrc/gemm) for its whole life. C = act(A * B' + bias), spec 3.8, without upstream's defects:
- * - Forward uses its B argument whenever constB is false (no transB && M == 1 special case, spec 3.8.4);
+ * (csrc/gemm) for its whole life. C = act(A * B' + bias), as upstream, without upstream's defects:
+ * - Forward uses its B argument whenever constB is false (no transB && M == 1 special case);
  * - C is written, never read first;
  * - the bias is applied iff SetParams got a non-NULL bias pointer (the Init flag is informational, as upstream).
  * SetParams packs a constant B into the context (internal = true) and copies bias and params, so the caller's
@@ -51,7 +51,7 @@ static void ip32f_release(sb_context * self)
 SIMD_API void * SimdSynetInnerProduct32fInit(size_t M, size_t N, size_t K, SimdBool transB, SimdBool constB,
     SimdBool bias, SimdConvolutionActivationType activation)
 {
-    (void)bias; /* as upstream: the bias is applied iff SetParams gets a bias pointer (spec 3.8.2) */
+    (void)bias; /* as upstream: the bias is applied iff SetParams gets a bias pointer, never the Init flag */
     sb_clear_error();
     if ((int)activation < SimdConvolutionActivationIdentity || (int)activation > SimdConvolutionActivationGelu)
         return NULL;
@@ -183,7 +183,7 @@ SIMD_API void SimdSynetInnerProductLayerForward(const float * src, const float *
 static sb_inner_product_8i_fn * const ip8i_table[SB_ISA_COUNT] = SB_TABLE(inner_product_8i);
 
 /* Precise when (compatibility & 12) == 0 (SimdSynetCompatibility8iPrecise), pairwise int16 saturation otherwise;
-   this library honours the flag (upstream's default build always saturates, spec 3.9). */
+   this library honours the flag (upstream's default build always saturates). */
 SIMD_API void SimdSynetInnerProduct8i(size_t M, size_t N, size_t K, const uint8_t * src, const int8_t * weight,
     int32_t * dst, SimdSynetCompatibilityType compatibility)
 {

@@ -1,5 +1,5 @@
 /*
- * inner_product_8i.dispatch.c: SimdSynetInnerProduct8i's kernel, compiled once per ISA (spec 3.9).
+ * inner_product_8i.dispatch.c: SimdSynetInnerProduct8i's kernel, compiled once per ISA.
  *
  * dst[i][j] = sum_k src[i][k] * weight[j][k], uint8 x int8 -> int32 (the int32 sum wraps, as upstream's does).
  * - precise ((compatibility & 12) == 0): every product exactly. AVX-512 VNNI uses vpdpbusd, which adds four u8*s8

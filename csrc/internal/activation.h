@@ -1,5 +1,5 @@
 /*
- * activation.h: bias + activation (SimdConvolutionActivationType, spec 2.4) for *.dispatch.c sources, per ISA.
+ * activation.h: bias + activation (SimdConvolutionActivationType) for *.dispatch.c sources, per ISA.
  *
  * Owned by the inner-product family; used by the GEMM epilogue (internal/gemm.h) and by the convolution.
  *

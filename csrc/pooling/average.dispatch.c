@@ -1,9 +1,9 @@
 /*
  * average.dispatch.c: SimdSynetPoolingAverage's kernel, compiled once per ISA.
  *
- * Semantics (seed page, spec 3.12.2): dst = sum(clipped window) / D, D = clipped area if excludePad, else
+ * Semantics (upstream's Base code): dst = sum(clipped window) / D, D = clipped area if excludePad, else
  * kernelY*kernelX. The sum runs in float32 in scan order (row-major over the window), then one division, exactly as
- * the page's pseudo-code; an empty window gives 0/0 = NaN with excludePad and 0 without.
+ * upstream's Base code; an empty window gives 0/0 = NaN with excludePad and 0 without.
  */
 #include "simd_synet.h"
 #include "pooling/pool_window.h"

@@ -1,7 +1,7 @@
 /*
  * max16b.dispatch.c: SimdSynetPoolingMax16b's kernel, compiled once per ISA.
  *
- * Semantics (seed page, spec 3.12.4): each bf16 is widened exactly to float32, folded like Max32f from -FLT_MAX,
+ * Semantics (upstream's Base code): each bf16 is widened exactly to float32, folded like Max32f from -FLT_MAX,
  * and the result is rounded back with RNE. Inputs are exact bf16, so every output is a copy of an input element,
  * except an empty or all -inf window: bf16(-FLT_MAX) = 0xFF80 (-inf).
  */

@@ -1,7 +1,7 @@
 /*
  * max32f.dispatch.c: SimdSynetPoolingMax32f's kernel (2D and 3D), compiled once per ISA.
  *
- * Semantics (seed page, spec 3.12.3): the fold m = m > x ? m : x over the clipped window in scan order, starting
+ * Semantics (upstream's Base code): the fold m = m > x ? m : x over the clipped window in scan order, starting
  * from -FLT_MAX (so an empty or all -inf window gives -FLT_MAX, and a NaN survives only as the last element).
  * 2D iff kernelC == 1, strideC == 1, padC == 0 and srcC == dstC; otherwise channels are pooled too, with the same
  * window rule. Scan order of 3D windows: (c, y, x) for NCHW, (y, x, c) for NHWC (each layout's memory order).

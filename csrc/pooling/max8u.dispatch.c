@@ -1,7 +1,7 @@
 /*
  * max8u.dispatch.c: SimdSynetPoolingMax8u's kernel, compiled once per ISA.
  *
- * Semantics (seed page, spec 3.12.5): the maximum over the clipped window starting from 0, so an empty window
+ * Semantics (upstream's Base code): the maximum over the clipped window starting from 0, so an empty window
  * gives 0. Vectors hold 4*SB_W bytes.
  */
 #include "simd_synet.h"

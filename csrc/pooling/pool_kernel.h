@@ -2,7 +2,7 @@
  * pool_kernel.h: the pooling loops, written once and instantiated by each *.dispatch.c of this family for its
  * element type (float32 average, float32 max, bf16 max, uint8 max) and ISA.
  *
- * Semantics (spec 3.12): every output folds the elements of its clipped window (pv_window) in scan order, starting
+ * Semantics (upstream's): every output folds the elements of its clipped window (pv_window) in scan order, starting
  * from PK_INIT: row-major over (y, x) within each channel plane for NCHW, over (y, x) per channel for NHWC; the 3D
  * NCHW form folds planes in channel order, each row-major. Vector lanes hold independent outputs, and each lane
  * performs exactly the scalar fold, so the body, the overlapping last vector, the partial tails and the scalar

@@ -1,5 +1,6 @@
 /*
- * pool_window.h: pv_window, the clipped pooling window of one output coordinate (spec 3.12.1 with signed arithmetic),
+ * pool_window.h: pv_window, the clipped pooling window of one output coordinate (upstream's rule,
+ * [y*stride - pad, y*stride - pad + kernel) clipped to the input, in signed arithmetic),
  * computed without overflow for any size_t arguments. The vectors are internal/vec.h's.
  */
 #ifndef SB_POOL_WINDOW_H

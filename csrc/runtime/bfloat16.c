@@ -1,4 +1,5 @@
-/* bfloat16.c: the conversions between float32 and bfloat16 bit patterns (spec 3.1 item 10). */
+/* bfloat16.c: the conversions between float32 and bfloat16 bit patterns: float32 to bf16 rounds to nearest
+   even and keeps a NaN a NaN; bf16 to float32 is exact. */
 #include "simd_synet.h"
 #include "internal/bf16.h"
 
