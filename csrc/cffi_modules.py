@@ -1,4 +1,6 @@
-"""cffi code generator for simdbind, run by the build (CMakeLists.txt): ``python build_simd.py OUT_DIR``.
+"""cffi code generator for simdbind, run by the build (CMakeLists.txt): ``python csrc/cffi_modules.py OUT_DIR``.
+
+It runs before simdbind exists (at wheel build time), so it imports nothing of the package.
 
 Two modules come out of one header, ``csrc/simd_synet.h`` (plus ``csrc/simdbind_ext.h`` for the bundled-only
 functions):
@@ -17,8 +19,7 @@ from pathlib import Path
 
 import cffi
 
-ROOT = Path(__file__).resolve().parent
-CSRC = ROOT / "csrc"
+CSRC = Path(__file__).resolve().parent
 HEADERS = [CSRC / "simd_synet.h", CSRC / "simdbind_ext.h"]
 
 # A declaration is everything from SIMD_API to the semicolon; its name is the identifier before the "(".
