@@ -375,6 +375,16 @@ def test_progress_counts_units_and_estimates_what_is_left():
     assert tty.getvalue().startswith("\rbuild: 1/2 units (50%)") and tty.getvalue().endswith("\n")
 
 
+def test_the_estimate_follows_the_recent_rate_not_the_ccache_hits_of_the_start():
+    now = [0.0]
+    progress = Progress(io.StringIO(), interactive=False, clock=lambda: now[0])
+    for at, done in ((0, 1), (10, 500), (300, 510), (400, 520)):  # 499 units from ccache in 10 s, then 20 s a unit
+        now[0] = at
+        progress.update(done, 734)
+    # From the last point at least WINDOW old, (10, 500): 20 units in 390 s, 214 left: 4173 s.
+    assert progress.remaining(400) == pytest.approx(214 * 390 / 20)
+
+
 def test_build_simd_py_is_the_same_command(fixture_repo, tmp_path):
     root = Path(__file__).resolve().parent.parent
     result = subprocess.run([sys.executable, str(root / "build_simd.py"), "--help"], capture_output=True, text=True,

@@ -4,12 +4,16 @@ plain line every few seconds."""
 
 from __future__ import annotations
 
+import collections
 import re
 import time
 from typing import Callable, TextIO
 
 _NINJA = re.compile(r"^\[(\d+)/(\d+)\]")
 _MAKE = re.compile(r"^\[\s*(\d+)%\]")
+#: Seconds of recent progress the estimate is made from: units that ccache serves come fast, the others slowly, so
+#: the rate since the start would mislead for long.
+WINDOW = 120.0
 
 
 def parse(line: str) -> tuple[int, int] | None:
@@ -37,7 +41,7 @@ class Progress:
         self.interval = interval
         self.clock = clock
         self.start = clock()
-        self.first: tuple[float, int] | None = None  # (time, units done) when the first unit was reported
+        self.recent: collections.deque[tuple[float, int]] = collections.deque()  # (time, units done), last WINDOW s
         self.last_print = float("-inf")
         self.done = self.total = 0
         self.width = 0
@@ -49,8 +53,9 @@ class Progress:
 
     def update(self, done: int, total: int) -> None:
         now = self.clock()
-        if self.first is None:
-            self.first = (now, done)
+        self.recent.append((now, done))
+        while len(self.recent) > 2 and now - self.recent[1][0] >= WINDOW:
+            self.recent.popleft()
         self.done, self.total = done, total
         if self.interactive:
             self._write("\r" + self.text(now), end="")
@@ -66,10 +71,10 @@ class Progress:
         return words + (f", about {duration(left)} left" if left is not None else "")
 
     def remaining(self, now: float) -> float | None:
-        """Time left at the rate since the first reported unit (None until there is a rate)."""
-        if self.first is None or self.done >= self.total:
+        """Time left at the rate of the last WINDOW seconds (None until there is a rate, and at the end)."""
+        if not self.recent or self.done >= self.total:
             return None
-        since, units = now - self.first[0], self.done - self.first[1]
+        since, units = now - self.recent[0][0], self.done - self.recent[0][1]
         if units < 2 or since <= 0:
             return None
         return since / units * (self.total - self.done)
