@@ -9,18 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from simdbind.conformance.options import positive_int
 from simdbind.upstream import cache, names
 from simdbind.upstream.options import DEFAULT_REF, UpstreamError, UsageError
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +21,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", default=None, metavar="DIR|URL|ARCHIVE",
                         help="a Simd checkout, bare mirror, git URL (file:// too) or source archive (.tar.gz, .zip); "
                              "default: upstream's repository (needs the network)")
-    parser.add_argument("-j", "--jobs", type=_positive, default=None,
+    parser.add_argument("-j", "--jobs", type=positive_int, default=None,
                         help="parallel compile jobs (default: every CPU this process may use)")
     parser.add_argument("--no-check", dest="check", action="store_false",
                         help="skip loading the build and running the smoke profile on it")

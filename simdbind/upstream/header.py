@@ -72,28 +72,15 @@ def normalize(type_text: str) -> str:
     return text.replace("* *", "**").replace("* *", "**")
 
 
-def _statements(text: str) -> list[str]:
-    """Top-level statements (split at ';' outside braces)."""
-    statements, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-        elif char == ";" and depth == 0:
-            statements.append(text[start:index].strip())
-            start = index + 1
-    return statements
-
-
-def _split_params(text: str) -> list[str]:
+def _split(text: str, separator: str, opening: str, closing: str) -> list[str]:
+    """`text` split at `separator` outside brackets (`opening`/`closing`), each part stripped, empty ones dropped."""
     parts, depth, start = [], 0, 0
     for index, char in enumerate(text):
-        if char == "(":
+        if char == opening:
             depth += 1
-        elif char == ")":
+        elif char == closing:
             depth -= 1
-        elif char == "," and depth == 0:
+        elif char == separator and depth == 0:
             parts.append(text[start:index].strip())
             start = index + 1
     parts.append(text[start:].strip())
@@ -114,13 +101,13 @@ def _parameter(text: str, index: int) -> Parameter:
 def prototypes(cdef: str) -> dict[str, Prototype]:
     """Every function the preprocessed header declares, by name."""
     found: dict[str, Prototype] = {}
-    for statement in _statements(cdef):
+    for statement in _split(cdef, ";", "{", "}"):
         if statement.startswith(("typedef", "struct", "enum", "union")) or "(" not in statement:
             continue
         match = _FUNCTION.match(statement)
         if match is None:
             continue
-        params = _split_params(match.group("params"))
+        params = _split(match.group("params"), ",", "(", ")")
         if params == ["void"]:
             params = []
         found[match.group("name")] = Prototype(match.group("name"), normalize(match.group("result")),
