@@ -119,6 +119,18 @@ def test_a_branch_build_says_its_branch_in_the_version(fixture_repo, shared_cach
     assert simdbind.load().version == m["version"]
 
 
+def test_names_work_in_the_command_line_and_the_suites_implementations(shared_cache, capsys):
+    from simdbind.conformance.implementations import implementations
+
+    master = entry_of(shared_cache, "master")
+    assert simdbind.cli.main(["info", "--library", "upstream@master"]) == 0
+    out = capsys.readouterr().out
+    assert f"library       {master.library}" in out and f"version       {master.manifest['version']}" in out
+    chosen = implementations(["upstream", "upstream@master"], "all", None)
+    assert [impl.library.path for impl in chosen] == [str(entry_of(shared_cache, "v7.1.162").library),
+                                                      str(master.library)]
+
+
 def test_a_commit_abbreviated_or_full_builds_detached(fixture_repo, cache_dir):
     repo, commits = fixture_repo
     code, _, err = run_build("--source", repo.as_uri(), "--ref", commits["master"][:9], "--no-check")
