@@ -1,4 +1,4 @@
-"""The ``simdbind`` command: ``info`` and ``conformance``."""
+"""The ``simdbind`` command: ``info``, ``conformance``, ``bench`` and ``upstream``."""
 
 from __future__ import annotations
 
@@ -461,6 +461,10 @@ def _main(argv: Sequence[str] | None) -> int:
     bench.add_argument("--provisional", default=None, help="a caveat printed at the top of the Markdown")
     bench.add_argument("--list", action="store_true", help="list the selected cases and exit")
     bench.set_defaults(handler=_bench)
+
+    from simdbind.upstream.cli import add_parser as add_upstream_parser
+
+    add_upstream_parser(sub)  # `simdbind upstream build|list|remove`
 
     args = parser.parse_args(argv)
     if getattr(args, "seed", 0) is None:

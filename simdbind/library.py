@@ -262,6 +262,13 @@ class Library:
         finally:
             self.set_isa(previous)
 
+    @property
+    def raw(self) -> Any:
+        """Every function the library's header declares, NumPy-aware (:mod:`simdbind.upstream.raw`)."""
+        from simdbind.upstream.raw import raw
+
+        return raw(self)
+
     # -- general functions -----------------------------------------------------------------------------------
     @property
     def cpu_model(self) -> str:
@@ -439,7 +446,9 @@ def load(path: str | os.PathLike[str] | None = None, *, mode: str | None = None)
     ----------
     path
         ``None``: the library named by the environment variable ``SIMD_LIBRARY``, else the bundled one.
-        ``"bundled"``: the bundled library. Any other value: the path of a Simd shared library, or a bare name
+        ``"bundled"``: the bundled library. ``"upstream"`` / ``"upstream@REF"``: a build of Simd cached by
+        ``simdbind upstream build`` (the newest of the default release, or of a tag, branch or commit). Any other
+        value: the path of a Simd shared library, or a bare name
         (``"libSimd.so"``, ``"Simd"``) found as the dynamic loader finds it (LD_LIBRARY_PATH, the ldconfig cache,
         the system directories).
     mode
@@ -474,7 +483,9 @@ def load(path: str | os.PathLike[str] | None = None, *, mode: str | None = None)
     """
     if path is None:
         path = os.environ.get("SIMD_LIBRARY") or "bundled"
-    path = os.fspath(path)
+    from simdbind.upstream.names import resolve
+
+    path = resolve(os.fspath(path))  # "upstream" / "upstream@REF": a cached build (simdbind upstream build)
     if mode not in (None, "api", "abi"):
         raise LibraryError(f"mode: must be 'api' or 'abi', got {mode!r}")
     if path == "bundled" and mode != "abi":

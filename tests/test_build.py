@@ -112,3 +112,19 @@ int main(void)
     subprocess.run([*_compiler(), "-std=gnu11", f"-I{CSRC}", str(program), "-o", str(binary)], check=True)
     result = subprocess.run([str(binary)], capture_output=True, text=True, check=False)
     assert result.returncode == 0 and result.stdout.strip() == "0", result.stdout
+
+
+def test_the_cffi_generator_runs_without_the_package_and_makes_the_installed_declarations(tmp_path: Path) -> None:
+    """csrc/cffi_modules.py runs at wheel build time, before simdbind exists: it imports nothing of the package, and
+    its _abi.py is the one the package was built with."""
+    import sys
+
+    from simdbind import _abi
+
+    script = ("import runpy, sys\n"
+              f"sys.argv = ['cffi_modules.py', {str(tmp_path)!r}]\n"
+              f"runpy.run_path({str(CSRC / 'cffi_modules.py')!r}, run_name='__main__')\n"
+              "assert not [m for m in sys.modules if m.split('.')[0] == 'simdbind'], 'imported simdbind'\n")
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=tmp_path, timeout=300)
+    assert (tmp_path / "_bundled.c").stat().st_size > 0
+    assert (tmp_path / "_abi.py").read_text() == Path(_abi.__file__).read_text()
