@@ -8,6 +8,7 @@ import sys
 from typing import Callable, Sequence
 
 import simdbind
+from simdbind.conformance import coverage as conformance_coverage
 from simdbind.conformance import explore as conformance_explore
 from simdbind.conformance import merge as conformance_merge
 from simdbind.conformance import options as conformance_options
@@ -263,12 +264,13 @@ def _main(argv: Sequence[str] | None) -> int:
     conformance_options.add_cli_arguments(conf)
     conf.set_defaults(handler=_conformance, conformance_command=None)
     conf_sub = conf.add_subparsers(dest="conformance_command",
-                                   metavar="[diff OLD.json NEW.json | merge A.json B.json ... | explore]")
+                                   metavar="[diff OLD.json NEW.json | merge A.json B.json ... | explore | coverage]")
     conf_diff = conf_sub.add_parser("diff", help="list regressions and fixes between two JSON reports")
     conf_diff.add_argument("old", metavar="OLD.json")
     conf_diff.add_argument("new", metavar="NEW.json")
     conformance_merge.add_parser(conf_sub)
     conformance_explore.add_parser(conf_sub)
+    conformance_coverage.add_parser(conf_sub)
 
     bench = sub.add_parser(
         "bench", help="benchmark the libraries (bundled per ISA, external) against the peers",
