@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence, TypedDict
 
-from simdbind.conformance import runner
+from simdbind.conformance import coverage_guide, runner
 from simdbind.conformance.model import REGISTRY, Case, Function
 
 #: Seconds one case may take in the worker before it counts as a hang.
@@ -229,10 +229,13 @@ class _Failed(Exception):
     """Raised by the search's test body on a case of the finding being shrunk."""
 
 
-def search(worker: Worker, function: Function, budget: float, seed: int, log: Any = None) -> Pair:
-    """Draw cases of `function` for `budget` seconds; shrink each new kind of finding to a minimal case."""
+def search(worker: Worker, function: Function, budget: float, seed: int, log: Any = None, guide: Any = None) -> Pair:
+    """Draw cases of `function` for `budget` seconds; shrink each new kind of finding to a minimal case. With a
+    `guide` (:class:`~simdbind.conformance.coverage_guide.Guide`), the cases that reach something new steer the
+    search (hypothesis's ``target()``)."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
+    from hypothesis import target as hypothesis_target
 
     pair = Pair(worker.implementation, function)
     start = time.perf_counter()
@@ -265,6 +268,8 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
             if target is not None and now >= shrink_deadline and case.descriptor not in outcomes:
                 return  # out of shrinking time: untried candidates count as passing, so the shrinker stops
             kind, result = execute(case)
+            if guide is not None and target is None:
+                hypothesis_target(guide.observe(case, kind), label="new coverage features")
             if target is None and is_finding(kind) and kind not in known_kinds:
                 state.update({"target": kind, "first": case, "found_at": time.perf_counter() - start,
                               "found_after": pair.runs, "shrink_start": time.perf_counter()})
@@ -274,7 +279,8 @@ def search(worker: Worker, function: Function, budget: float, seed: int, log: An
                 raise _Failed(kind)
 
         test = settings(max_examples=10 ** 9, deadline=None, database=None, derandomize=False,
-                        phases=[Phase.generate, Phase.shrink], report_multiple_bugs=False, print_blob=False,
+                        phases=[Phase.generate, *([Phase.target] if guide else []), Phase.shrink],
+                        report_multiple_bugs=False, print_blob=False,
                         suppress_health_check=list(HealthCheck))(given(function.space())(body))
         test = hypothesis_seed(seed + round_number)(test)
         round_number += 1
@@ -319,6 +325,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--keep", default=None, metavar="FILE",
                         help="append each finding's minimal descriptor to FILE (a regression file)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the findings and counts as JSON")
+    parser.add_argument("--guided", action="store_true", help="keep the cases that reach a new algorithm or "
+                        "parameter class and search around them (simdbind.conformance.coverage_guide)")
+    parser.add_argument("--corpus", default=None, metavar="FILE",
+                        help="with --guided: append the kept cases' descriptors to FILE")
     parser.set_defaults(handler=main)
     return parser
 
@@ -334,6 +344,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"simdbind conformance explore: {len(chosen)} function(s) x {len(impls)} implementation(s), "
           f"{args.budget:g} s ({budget:.1f} s each), seed {seed}", flush=True)
     pairs: list[Pair] = []
+    corpus: list[str] = []
     findings = 0
 
     def log(finding: Finding) -> None:
@@ -353,7 +364,10 @@ def main(args: argparse.Namespace) -> int:
                 if reason:
                     print(f"  {impl.name} {function.name}: skipped ({reason})")
                     continue
-                pair = search(worker, function, budget, seed, log)
+                guide = coverage_guide.Guide(impl, function, seed) if args.guided else None
+                pair = search(worker, function, budget, seed, log, guide)
+                if guide is not None:
+                    corpus.extend(descriptor for descriptor, _ in guide.corpus)
                 pairs.append(pair)
                 counts = ", ".join(f"{k} {v}" for k, v in sorted(pair.counts.items()))
                 print(f"  {impl.name} {function.name}: {pair.runs} cases in {pair.seconds:.1f} s "
@@ -374,6 +388,10 @@ def main(args: argparse.Namespace) -> int:
         print(f"kept {len(every)} minimal case(s) in {path}")
     if args.json:
         Path(args.json).write_text(json.dumps(_as_json(pairs, seed, seconds), indent=1))
+    if args.corpus and corpus:
+        with Path(args.corpus).open("a") as handle:
+            handle.writelines(descriptor + "\n" for descriptor in corpus)
+        print(f"kept {len(corpus)} case(s) that reached something new in {args.corpus}")
     return 1 if findings else 0
 
 
