@@ -245,7 +245,7 @@ class Build:
 
 # -- gcovr --------------------------------------------------------------------------------------------------------
 def gcovr_summary(root: Path, notes: Sequence[Path], gcov_executable: str | None = None,
-                  throw_branches: bool = False) -> list[dict[str, Any]]:
+                  throw_branches: bool = False, headers: bool = True) -> list[dict[str, Any]]:
     """gcovr's JSON summary entries (filename relative to `root`, line_* and branch_* counts) of the objects whose
     notes files are `notes`; an object whose code never ran counts with zero executions."""
     if not notes:
@@ -261,6 +261,8 @@ def gcovr_summary(root: Path, notes: Sequence[Path], gcov_executable: str | None
             command += ["--gcov-executable", gcov_executable]
         if throw_branches:  # C++: the branches the compiler adds for exceptions are no code of the algorithm
             command.append("--exclude-throw-branches")
+        if not headers:  # gcov's reports of the headers each object includes: most of gcovr's time, none counted
+            command += ["--gcov-exclude", r".*\.h(pp)?##.*"]
         command += [str(path) for path in notes]
         # gcov writes its intermediate files into the working directory: a scratch one, removed afterwards.
         done = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
@@ -287,15 +289,16 @@ def collect(build: Build, gcov_executable: str | None = None, check_scope: bool 
         if unit.in_scope:
             by_isa.setdefault(unit.isa, []).append(note)
     throw = build.kind == "upstream"
+    headers = build.kind != "upstream"  # upstream's headers are not counted (counts_in_report)
     for isa in sorted(by_isa, key=_isa_rank):
-        for entry in gcovr_summary(build.root, by_isa[isa], gcov_executable, throw):
+        for entry in gcovr_summary(build.root, by_isa[isa], gcov_executable, throw, headers):
             if counts_in_report(build.kind, isa, entry["filename"]):
                 coverage.files.append(_file_coverage(entry, isa))
     if check_scope:
         # Only objects whose counters exist can have run; a file outside the rule that ran is listed.
         outside = [note for note, unit in units.items()
                    if not unit.in_scope and note.with_suffix(".gcda").exists()]
-        for entry in gcovr_summary(build.root, outside, gcov_executable, throw):
+        for entry in gcovr_summary(build.root, outside, gcov_executable, throw, headers):
             found = unit_of(build.kind, entry["filename"])
             if found is not None and not found.in_scope and int(entry["line_covered"]):
                 coverage.outside.append(_file_coverage(entry, found.isa))
