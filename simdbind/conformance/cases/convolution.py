@@ -437,10 +437,7 @@ class Convolution32f(Function):
             library.set_threads(p["threads"])
         try:
             src = inputs["src"]
-            with simdbind.Convolution32f(
-                    src.shape, p["dst_c"], p["kernel"], stride=p["stride"], dilation=p["dilation"], pad=p["pad"],
-                    group=p["groups"], activation=p["activation"], params=inputs["params"], layout=case.layout,
-                    weight=inputs["weight"], bias=inputs["bias"], library=library) as conv:
+            with self.context(library, case, inputs) as conv:
                 out = self.output(inputs, conv.out_shape)  # 0xFF bytes: a read of dst before writing it shows as NaN
                 inputs["_info"] = conv.info  # the algorithm: the non-finite rule depends on it
                 actual = conv.forward(src, out=out)
@@ -450,14 +447,18 @@ class Convolution32f(Function):
             if threads is not None:
                 library.set_threads(threads)
 
-    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
-        """The context (weights converted), output and scratch buffer made once; each call is one Forward."""
+    def context(self, library: Any, case: Case, inputs: dict[str, Any]) -> simdbind.Convolution32f:
+        """The case's context, its weights set (the library's choice of algorithm: its ``info``)."""
         p = case.params
-        src = inputs["src"]
-        conv = simdbind.Convolution32f(
-            src.shape, p["dst_c"], p["kernel"], stride=p["stride"], dilation=p["dilation"], pad=p["pad"],
+        return simdbind.Convolution32f(
+            inputs["src"].shape, p["dst_c"], p["kernel"], stride=p["stride"], dilation=p["dilation"], pad=p["pad"],
             group=p["groups"], activation=p["activation"], params=inputs["params"], layout=case.layout,
             weight=inputs["weight"], bias=inputs["bias"], library=library)
+
+    def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
+        """The context (weights converted), output and scratch buffer made once; each call is one Forward."""
+        src = inputs["src"]
+        conv = self.context(library, case, inputs)
         out = self.output(inputs, conv.out_shape)
         buffer = np.empty(max(conv.external_buffer_size, 1), np.float32)
         return lambda: conv.forward(src, out=out, buffer=buffer)
