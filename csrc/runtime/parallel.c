@@ -31,7 +31,6 @@
 #include <time.h>
 
 #include "internal/dispatch.h"
-#include "internal/memory.h"
 
 #if SB_X86
 #include <immintrin.h>
@@ -190,8 +189,7 @@ static int job_finished(uint64_t threads) { return atomic_load(&pool_done) == th
 
 static void * worker_main(void * p)
 {
-    uint32_t seen = *(uint32_t *)p; /* the generation when the worker was started: it takes only later jobs */
-    sb_free(p);
+    uint32_t seen = (uint32_t)(uintptr_t)p; /* the generation when the worker was started: it takes only later jobs */
     for (;;) {
         if (!spin_until(job_after, seen)) {
             pthread_mutex_lock(&pool_lock);
@@ -238,20 +236,15 @@ static void register_fork_handlers(void)
 static void start_workers(size_t wanted)
 {
     while (pool_workers < wanted) {
-        uint32_t * seen = (uint32_t *)sb_alloc(1, sizeof(uint32_t));
-        if (!seen)
-            return;
-        *seen = pool_generation;
+        void * seen = (void *)(uintptr_t)pool_generation; /* passed in the pointer: nothing to allocate */
         pthread_t id;
         pthread_attr_t attr;
         int ok = pthread_attr_init(&attr) == 0;
         ok = ok && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
             pthread_create(&id, &attr, worker_main, seen) == 0;
         pthread_attr_destroy(&attr);
-        if (!ok) {
-            sb_free(seen);
+        if (!ok)
             return;
-        }
         ++pool_workers;
     }
 }
