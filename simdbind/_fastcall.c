@@ -27,6 +27,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -457,13 +458,19 @@ static int indices_in_range(const Py_buffer *view, size_t item, size_t count)
    a planned call made of several C calls (a batch, image by image or row by row) runs them inside one pin, so that
    a set_isa on another thread cannot give its parts two ISAs. Calls of other libraries are pinned too, harmlessly
    (the pin is the bundled library's thread-local state; those libraries never change their ISA). */
-static int (*pin_isa_fn)(void);
-static void (*unpin_isa_fn)(int);
+struct isa_pin {
+    int (*pin)(void);
+    void (*unpin)(int);
+};
+/* One pointer, read once by run() (which runs without the GIL): a registration on another thread meanwhile can never
+   pair one library's pin with another's unpin. A pair replaced is not freed, as a run may still hold it; there is
+   one per library registered. */
+static struct isa_pin *_Atomic isa_pin_fns;
 
 static void run(long kind, void *fn, const size_t *p, void *const *b)
 {
-    const int pinned = kind <= CALL_INNER_LAYER && p[0] > 1 && pin_isa_fn != NULL; /* the looping kinds */
-    const int token = pinned ? pin_isa_fn() : -1;
+    struct isa_pin *const pin = kind <= CALL_INNER_LAYER && p[0] > 1 ? isa_pin_fns : NULL; /* the looping kinds */
+    const int token = pin != NULL ? pin->pin() : -1;
     switch (kind) {
     case CALL_POOL_AVERAGE:
         for (size_t i = 0; i < p[0]; i++)
@@ -510,11 +517,11 @@ static void run(long kind, void *fn, const size_t *p, void *const *b)
             (float *)b[2], (float *)b[3]);
         break;
     }
-    if (pinned)
-        unpin_isa_fn(token);
+    if (pin != NULL)
+        pin->unpin(token);
 }
 
-/* pin_isa(address of SimdBindPinIsa, address of SimdBindUnpinIsa): see pin_isa_fn. */
+/* pin_isa(address of SimdBindPinIsa, address of SimdBindUnpinIsa): see isa_pin_fns. */
 static PyObject *fast_pin_isa(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -523,8 +530,15 @@ static PyObject *fast_pin_isa(PyObject *self, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_TypeError, "pin_isa(pin address, unpin address) takes two non-zero addresses");
         return NULL;
     }
-    unpin_isa_fn = (void (*)(int))unpin;
-    pin_isa_fn = (int (*)(void))pin; /* set last: run() tests it */
+    struct isa_pin *current = isa_pin_fns;
+    if (current != NULL && (void *)current->pin == pin && (void *)current->unpin == unpin)
+        Py_RETURN_NONE;
+    struct isa_pin *pair = PyMem_Malloc(sizeof *pair);
+    if (pair == NULL)
+        return PyErr_NoMemory();
+    pair->pin = (int (*)(void))pin;
+    pair->unpin = (void (*)(int))unpin;
+    isa_pin_fns = pair;
     Py_RETURN_NONE;
 }
 

@@ -395,7 +395,14 @@ class _IsaPin:
 
     def __enter__(self) -> None:
         if self._lib is not None:
-            self._token = self._lib.SimdBindPinIsa()
+            # An exception that Python delivers between the pin and the end of __enter__ (a Ctrl-C's handler runs
+            # there) skips __exit__: the depth read first lets the handler below undo the pin whatever the point.
+            self._token = self._lib.SimdBindIsaPinDepth()
+            try:
+                self._lib.SimdBindPinIsa()
+            except BaseException:
+                self._lib.SimdBindUnpinIsa(self._token)
+                raise
 
     def __exit__(self, *exc: object) -> None:
         if self._lib is not None:

@@ -121,3 +121,44 @@ def test_convolution_contexts_run_and_report_one_isa(bundled, two_isas):
         np.testing.assert_array_equal(result, references[isa])
     assert not np.array_equal(*references.values())
     run_while_flipping(bundled, two_isas, call, check)
+
+
+class _InterruptedAfterPin:
+    """The bundled library as one_isa sees it, with Ctrl-C's exception arriving just after the pin returns (where
+    Python runs a signal handler): the place between the pin and the end of __enter__, which skips __exit__."""
+
+    def __init__(self, lib: Any) -> None:
+        self._lib = lib
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._lib, name)
+
+    def SimdBindPinIsa(self) -> int:  # noqa: N802 (the C name)
+        self._lib.SimdBindPinIsa()
+        raise KeyboardInterrupt
+
+
+def test_a_pin_interrupted_on_entry_is_undone(bundled, two_isas):
+    from simdbind.library import _IsaPin
+
+    low, high = two_isas
+    bundled.set_isa(high)
+    with pytest.raises(KeyboardInterrupt):
+        with _IsaPin(_InterruptedAfterPin(bundled.lib)):
+            pass
+    assert bundled.lib.SimdBindIsaPinDepth() == 0
+    bundled.set_isa(low)  # this thread is not left pinned at `high`: its next context is made at `low`
+    context = simdbind.Convolution32f((4, 8, 8), 4, 3, pad=1, weight=_data(1, 4, 4, 3, 3), library=bundled)
+    assert context.info.startswith(f"{low}::")
+
+
+def test_an_unpin_restores_the_depth_of_its_pin_and_is_idempotent(bundled):
+    lib = bundled.lib
+    outer = lib.SimdBindPinIsa()
+    inner = lib.SimdBindPinIsa()
+    assert (outer, inner, lib.SimdBindIsaPinDepth()) == (0, 1, 2)
+    lib.SimdBindUnpinIsa(outer)  # undoes both
+    assert lib.SimdBindIsaPinDepth() == 0
+    lib.SimdBindUnpinIsa(inner)  # late: nothing left to undo
+    lib.SimdBindUnpinIsa(outer)
+    assert lib.SimdBindIsaPinDepth() == 0

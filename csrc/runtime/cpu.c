@@ -155,25 +155,32 @@ SIMD_API int SimdBindSetIsa(int isa)
 
 _Atomic int sb_isa_pins = 0;
 static _Thread_local int pinned_isa = -1; /* this thread's pin, or -1 */
+static _Thread_local int pin_depth;       /* this thread's pins taken and not yet undone */
 
 int sb_pinned_isa(void) { return pinned_isa; }
 
+SIMD_API int SimdBindIsaPinDepth(void) { return pin_depth; }
+
 SIMD_API int SimdBindPinIsa(void)
 {
-    int token = pinned_isa;
-    if (token < 0) {
+    if (pin_depth == 0) {
         pinned_isa = SimdBindGetIsa();
         atomic_fetch_add(&sb_isa_pins, 1);
     }
-    return token;
+    return pin_depth++;
 }
 
+/* The token is the depth before the pin: restoring it undoes that pin and every pin taken after it, so an unpin
+   that comes twice, or late, leaves the thread exactly as before its pin. */
 SIMD_API void SimdBindUnpinIsa(int token)
 {
-    if (token >= 0 || pinned_isa < 0)
-        return; /* an inner pin: the outermost one keeps the thread pinned */
-    pinned_isa = -1;
-    atomic_fetch_sub(&sb_isa_pins, 1);
+    if (token < 0 || token >= pin_depth)
+        return;
+    pin_depth = token;
+    if (token == 0) {
+        pinned_isa = -1;
+        atomic_fetch_sub(&sb_isa_pins, 1);
+    }
 }
 
 static _Thread_local int last_error;
