@@ -119,7 +119,7 @@ def test_bundled_library_binds_its_own_symbols_locally():
 @pytest.mark.skipif(not os.environ.get("SIMD_LIBRARY"), reason="SIMD_LIBRARY names no upstream build")
 def test_bundled_library_answers_for_itself_with_upstream_in_the_global_scope():
     """The real case, opt-in: the upstream build that SIMD_LIBRARY names, loaded globally first."""
-    upstream = os.environ["SIMD_LIBRARY"]
+    upstream = simdbind.load(os.environ["SIMD_LIBRARY"]).path  # a path, or a name such as "upstream"
     if os.path.realpath(upstream) == os.path.realpath(simdbind.bundled_path()):
         pytest.skip("SIMD_LIBRARY names the bundled library itself")
     expected = own_answers()

@@ -75,7 +75,7 @@ def test_a_raw_call_on_arrays_matches_the_wrapper(bundled_raw):
     src = rng.standard_normal((3, 5, 2)).astype(np.float32)
     dst = np.empty_like(src)
     bundled_raw.SimdSynetSoftmax32f(src, 3, 5, 2, dst)
-    np.testing.assert_array_equal(dst, simdbind.softmax(src, axis=1))
+    np.testing.assert_array_equal(dst, simdbind.softmax(src, axis=1, library=simdbind.load("bundled")))
     dst[:] = 0
     bundled_raw.SimdSynetUnaryOperation32f(src, src.size, bundled_raw.SimdSynetUnaryOperation32fType.
                                            SimdSynetUnaryOperation32fAbs, dst)
