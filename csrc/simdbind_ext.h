@@ -46,7 +46,7 @@ SIMD_API size_t SimdBindFailAllocation(size_t nth);
    created) use the ISA selected when the outermost pin was taken, whatever SimdBindSetIsa sets meanwhile, so that
    an operation made of several calls (a batch one image at a time) runs at one ISA from start to end. Returns a
    token for SimdBindUnpinIsa: the thread's pin depth before this pin (SimdBindIsaPinDepth), which the unpin
-   restores (pins nest; undoing a pin undoes those taken after it). */
+   restores (pins nest; undoing a pin undoes those taken after it). SimdBindSetIsa on a thread undoes its pins. */
 SIMD_API int SimdBindPinIsa(void);
 SIMD_API void SimdBindUnpinIsa(int token);
 SIMD_API int SimdBindIsaPinDepth(void);

@@ -162,3 +162,11 @@ def test_an_unpin_restores_the_depth_of_its_pin_and_is_idempotent(bundled):
     lib.SimdBindUnpinIsa(inner)  # late: nothing left to undo
     lib.SimdBindUnpinIsa(outer)
     assert lib.SimdBindIsaPinDepth() == 0
+
+
+def test_a_pin_whose_unpin_never_came_ends_when_its_thread_selects_an_isa(bundled, two_isas):
+    low, high = two_isas
+    bundled.set_isa(high)
+    bundled.lib.SimdBindPinIsa()  # as if Ctrl-C's exception had skipped the unpin
+    bundled.set_isa(low)
+    assert bundled.lib.SimdBindIsaPinDepth() == 0 and bundled.isa == low

@@ -145,17 +145,25 @@ SIMD_API int SimdBindGetIsa(void)
     return sb_isa();
 }
 
+_Atomic int sb_isa_pins = 0;
+static _Thread_local int pinned_isa = -1; /* this thread's pin, or -1 */
+static _Thread_local int pin_depth;       /* this thread's pins taken and not yet undone */
+
+/* The calling thread leaves any pin it holds: a thread that selects an ISA means its own later calls to run there.
+   A pin is only ever held around calls of the library, never around a selection, so this undoes only a pin whose
+   unpin never came (Python can raise a Ctrl-C's exception just before an unpin). */
 SIMD_API int SimdBindSetIsa(int isa)
 {
     if (!SimdBindIsaSupported(isa))
         return -1;
     atomic_store(&sb_isa_selected, isa);
+    if (pin_depth > 0) {
+        pin_depth = 0;
+        pinned_isa = -1;
+        atomic_fetch_sub(&sb_isa_pins, 1);
+    }
     return 0;
 }
-
-_Atomic int sb_isa_pins = 0;
-static _Thread_local int pinned_isa = -1; /* this thread's pin, or -1 */
-static _Thread_local int pin_depth;       /* this thread's pins taken and not yet undone */
 
 int sb_pinned_isa(void) { return pinned_isa; }
 
