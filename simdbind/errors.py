@@ -85,7 +85,16 @@ class UnsupportedLibraryError(LibraryError):
 
 
 class OutOfMemoryError(SimdBindError, MemoryError):
-    """The library could not allocate memory that a call needs; the call wrote nothing (no output, no `out=`)."""
+    """The library could not allocate memory that a call needs; the call wrote nothing (no output, no `out=`).
+
+    Also a :class:`MemoryError`. The bundled library reports each failed allocation (``SimdBindLastError``), and the
+    wrappers raise this instead of returning what the call could not compute.
+
+    Examples
+    --------
+    >>> issubclass(simdbind.OutOfMemoryError, MemoryError)
+    True
+    """
 
 
 class FunctionNotAvailableError(SimdBindError, NotImplementedError):

@@ -264,7 +264,25 @@ class Library:
 
     @property
     def raw(self) -> Any:
-        """Every function the library's header declares, NumPy-aware (:mod:`simdbind.upstream.raw`)."""
+        """Every function the library's header declares, NumPy-aware (:mod:`simdbind.upstream.raw`).
+
+        For a build made by ``simdbind upstream build``, from the declarations of its own ``SimdLib.h``, kept beside
+        it; for any other library, ``simdbind.upstream.raw.raw(library, header=PATH)`` reads a header you name.
+        Pointer parameters take arrays of the matching element type (writeable where the pointer is not const),
+        scalars take numbers, the header's enums are IntEnums; sizes are NOT checked at this level.
+
+        Raises
+        ------
+        LibraryError
+            The library has no declarations beside it (the bundled library, a build made by hand).
+
+        Examples
+        --------
+        >>> simdbind.load("bundled").raw
+        Traceback (most recent call last):
+        ...
+        simdbind.errors.LibraryError: raw: ... has no declarations beside it (cdef.h): ...
+        """
         from simdbind.upstream.raw import raw
 
         return raw(self)

@@ -79,7 +79,7 @@ LEGENDS = {
 
 @pytest.mark.parametrize("names", LEGENDS.values(), ids=LEGENDS)
 def test_the_legend_and_everything_else_lie_inside_the_figure(names):
-    import matplotlib.pyplot as plt
+    plt = pytest.importorskip("matplotlib.pyplot", reason="the plot needs matplotlib (an optional dependency)")
 
     kinds = {"memcpy": "bound"}
     ms = [_measurement("elementwise", f"eltwise op=max count=2 size={n}", "Gelem/s", name,
@@ -102,7 +102,7 @@ def test_the_legend_and_everything_else_lie_inside_the_figure(names):
 
 
 def test_winograd_rows_are_effective_gflops_on_the_common_axis():
-    import matplotlib.pyplot as plt
+    plt = pytest.importorskip("matplotlib.pyplot", reason="the plot needs matplotlib (an optional dependency)")
 
     winograd = "convolution32f layout=nchw src_c=64 src_h=56 src_w=56 dst_c=64 kernel=3x3 pad=1.1.1.1 activation=relu"
     direct = "convolution32f layout=nchw src_c=256 src_h=56 src_w=56 dst_c=64 kernel=1x1 activation=relu"
