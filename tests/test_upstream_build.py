@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import simdbind
+import simdbind.cli
 from simdbind.upstream import build as builder
 from simdbind.upstream import cache, cli, names, pipeline, source
 from simdbind.upstream.options import BuildOptions, UpstreamError, UsageError

@@ -40,8 +40,8 @@ target_compile_definitions(Simd PRIVATE "SIMD_VERSION=\"${FULL_VERSION}\"")
 """
 
 HEADER = r"""
-#ifndef __SimdLib_h__
-#define __SimdLib_h__
+#ifndef SIMDBIND_FIXTURE_SIMDLIB_H
+#define SIMDBIND_FIXTURE_SIMDLIB_H
 #include <stddef.h>
 #include <stdint.h>
 #if defined(__GNUC__)
