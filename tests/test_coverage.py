@@ -237,3 +237,20 @@ def test_the_run_after_the_separator_reaches_the_child(tmp_path: Path, monkeypat
     assert cli.main(["conformance", "coverage", "--build", str(tmp_path)]) == 0
     assert seen == [[sys.executable, "-m", "simdbind", "conformance", "explore", "--budget", "5"],
                     [sys.executable, "-m", "simdbind", "conformance", "--profile", "smoke"]]
+
+
+def test_output_paths_are_checked_before_the_run_and_a_failed_write_is_one_line(tmp_path, capsys):
+    from simdbind.cli import main
+
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    # A directory where the JSON should go: refused before the (missing) build is even looked at.
+    assert main(["conformance", "coverage", "--build", str(tmp_path / "nowhere"), "--json", str(folder)]) == 2
+    assert "--json" in capsys.readouterr().err
+    # Reports read back and written: /dev/full fails the Markdown, the JSON is still written.
+    good = tmp_path / "runs.json"
+    good.write_text(json.dumps(coverage.Coverage("bundled", "ci", ["simdbind"], 0, 1.0, [
+        coverage.FileCoverage(1, 2, 0, 0, "csrc/api.c", "common")]).to_json()))
+    out = tmp_path / "out.json"
+    assert main(["conformance", "coverage", "--from-json", str(good), "--json", str(out), "--md", "/dev/full"]) == 2
+    assert "--md /dev/full: cannot be written" in capsys.readouterr().err and json.loads(out.read_text())

@@ -36,6 +36,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from simdbind.conformance import options
+
 FORMAT = "simdbind-coverage/1"
 #: ISAs in display order (upstream's and the bundled library's names, lower case); "common": compiled once.
 ISA_ORDER = ("common", "base", "sse41", "avx2", "avx512bw", "avx512vnni", "amxbf16")
@@ -374,15 +376,6 @@ def html_page(runs: Sequence[Coverage]) -> str:
             f"{body}</body></html>\n")
 
 
-def _write(path: str, text: str) -> None:
-    """Write through a temporary file: an interrupted write leaves the old file, never half of the new one."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(target.name + ".tmp")
-    temporary.write_text(text)
-    temporary.replace(target)
-
-
 # -- command line -------------------------------------------------------------------------------------------------
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
@@ -411,7 +404,12 @@ def main(args: argparse.Namespace) -> int:
     arguments = list(args.run)
     if arguments[:1] == ["--"]:
         arguments = arguments[1:]
+    outputs = {flag: path for flag, path in (("--json", args.json), ("--md", args.md), ("--html", args.html)) if path}
     try:
+        for flag, path in outputs.items():  # before the run, which can take long
+            problem = options.check_writable(path, flag)
+            if problem:
+                raise CoverageError(problem)
         if args.from_json:
             if args.build or arguments:
                 raise CoverageError("--from-json: reads reports; --build and a run cannot go with it")
@@ -432,14 +430,18 @@ def main(args: argparse.Namespace) -> int:
     for run in runs:
         for item in run.outside:
             print(f"outside the rule, ran: {item.file} ({item.lines_covered} lines)")
-    if args.json:
-        data = runs[0].to_json() if len(runs) == 1 else [run.to_json() for run in runs]
-        _write(args.json, json.dumps(data, indent=1) + "\n")
-    if args.md:
-        _write(args.md, text)
-    if args.html:
-        _write(args.html, html_page(runs))
-    return 0
+    contents = {"--json": lambda: json.dumps(runs[0].to_json() if len(runs) == 1 else [r.to_json() for r in runs],
+                                             indent=1) + "\n",
+                "--md": lambda: text, "--html": lambda: html_page(runs)}
+    status = 0
+    for flag, path in outputs.items():
+        try:
+            options.write_text(path, contents[flag]())
+        except OSError as error:  # the others are still written
+            print(f"simdbind: conformance coverage: {flag} {path}: cannot be written ({error.strerror or error})",
+                  file=sys.stderr)
+            status = 2
+    return status
 
 
 def read_json(path: str) -> list[Coverage]:
