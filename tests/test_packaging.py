@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Top-level files the build reads (the backend's configuration, the readme and license of the metadata, CMake's
 #: project, the cffi generator) and the folders it compiles and packages.
 BUILD_FILES = ("pyproject.toml", "README.md", "LICENSE", "CMakeLists.txt", "build_simd.py")
-BUILD_FOLDERS = ("csrc", "simdbind")
+BUILD_FOLDERS = ("csrc", "simdbind", "simdbind_pytest")
 #: What a working tree collects: none of it may reach the sdist.
 DEBRIS = (".venv/lib/python3.11/site-packages/torch/csrc/api.h", ".venv/bin/python", "venv/lib/x.py",
           "build/cp311-abi3-linux_x86_64/CMakeCache.txt", "build/x/csrc/unit.c", "csrc/runtime/cpu.o",
@@ -50,6 +50,15 @@ def test_the_needed_set_is_what_the_build_rules_name():
     assert sdist["inclusion-mode"] == "explicit"  # opt-in only: nothing else of the working tree
     assert sorted(sdist["include"]) == sorted([f"/{name}" for name in BUILD_FILES]
                                               + [f"/{name}/" for name in BUILD_FOLDERS])
+
+
+def test_every_package_of_the_wheel_is_in_the_sdist():
+    # The include rules also select the wheel's files: a package the wheel names but the rules leave out would ship
+    # empty (the pytest entry point's package once did).
+    tomllib = pytest.importorskip("tomllib")
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        config = tomllib.load(f)["tool"]["scikit-build"]
+    assert {f"/{package}/" for package in config["wheel"]["packages"]} <= set(config["sdist"]["include"])
 
 
 def test_sdist_of_a_cluttered_working_tree_holds_exactly_the_tracked_build_files(tmp_path):
