@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+
 TRIVIAL = (
     "import sys\n"
     "def test_trivial():\n"
@@ -33,10 +35,9 @@ def test_a_plain_run_imports_neither_simdbind_nor_numpy_and_warns_nothing(tmp_pa
     (tmp_path / "test_trivial.py").write_text(TRIVIAL)
     out = pytest_in(tmp_path, "-q", "-W", "error::pytest.PytestUnknownMarkWarning")
     assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout + out.stderr
-    # The one warning an editable install can bring names scikit-build-core's import redirect, which its .pth
-    # imports at interpreter start (pytest exempts only setuptools' "__editable__" finders): none of simdbind's.
-    warned = [line for line in out.stdout.splitlines() if "Warning:" in line]
-    assert all("_editable_skbc_simdbind" in line for line in warned), warned
+    # An editable install included: its import redirect carries pytest's opt-out (csrc/build_backend.py).
+    warned = [line for line in out.stdout.splitlines() if "Warning" in line]
+    assert warned == [], warned
     assert "--simd-profile" in pytest_in(tmp_path, "--help").stdout  # the options are there all the same
 
 
@@ -48,3 +49,38 @@ def test_a_marked_module_is_parametrized_without_any_option(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     ids = [line for line in out.stdout.splitlines() if line.startswith("test_marked.py::test_conformance[")]
     assert len(ids) > 10 and all("eltwise " in line for line in ids)
+
+
+def test_the_backend_gives_the_editable_redirect_the_docstring_pytest_reads_and_keeps_the_record_true(tmp_path):
+    import base64
+    import hashlib
+    import importlib.util
+    import zipfile
+
+    spec = importlib.util.spec_from_file_location("build_backend", ROOT / "csrc" / "build_backend.py")
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    redirect = b"from __future__ import annotations\nimport os\n"
+    wheel = tmp_path / "simdbind-0.1.0-cp311-abi3-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("_editable_skbc_simdbind.py", redirect)
+        archive.writestr("_editable_skbc_simdbind.pth", b"import _editable_skbc_simdbind\n")
+        archive.writestr("simdbind-0.1.0.dist-info/RECORD",
+                         "_editable_skbc_simdbind.py,sha256=old,45\n_editable_skbc_simdbind.pth,sha256=x,31\n"
+                         "simdbind-0.1.0.dist-info/RECORD,,\n")
+    assert backend.mark_redirect_dont_rewrite(wheel)
+    with zipfile.ZipFile(wheel) as archive:
+        source = archive.read("_editable_skbc_simdbind.py")
+        record = archive.read("simdbind-0.1.0.dist-info/RECORD").decode().splitlines()
+    module = compile(source, "redirect", "exec")  # the docstring may precede the __future__ import
+    assert "PYTEST_DONT_REWRITE" in module.co_consts[0] and source.endswith(redirect)
+    digest = base64.urlsafe_b64encode(hashlib.sha256(source).digest()).rstrip(b"=").decode()
+    assert record == [f"_editable_skbc_simdbind.py,sha256={digest},{len(source)}",
+                      "_editable_skbc_simdbind.pth,sha256=x,31", "simdbind-0.1.0.dist-info/RECORD,,"]
+    assert backend.mark_redirect_dont_rewrite(wheel)  # idempotent
+    with zipfile.ZipFile(wheel) as archive:
+        assert archive.read("_editable_skbc_simdbind.py") == source
+    plain = tmp_path / "plain.whl"
+    with zipfile.ZipFile(plain, "w") as archive:
+        archive.writestr("simdbind/__init__.py", b"")
+    assert not backend.mark_redirect_dont_rewrite(plain)  # a wheel without a redirect is left as it is
