@@ -406,3 +406,54 @@ def test_build_simd_py_is_the_same_command(fixture_repo, tmp_path):
     result = subprocess.run([sys.executable, "-m", "simdbind", "upstream", "build", "--ref"], capture_output=True,
                             text=True, timeout=60)
     assert result.returncode == 2 and "expected one argument" in result.stderr
+
+
+def test_max_isa_leaves_out_the_backends_above_and_names_the_build(fixture_repo, cache_dir):
+    repo, _ = fixture_repo
+    code, out, err = run_build("--source", str(repo), "--max-isa", "avx512bw", "--no-check")
+    assert code == 0, err
+    entry = only_entry(cache_dir)
+    assert entry.name == "upstream@v7.1.162:avx512bw" and entry.variant == "avx512bw"
+    assert entry.manifest["options"]["max_isa"] == "avx512bw"
+    assert "avx512vnni" not in entry.manifest["options"]["backends"]
+    log = (entry.path / "build.log").read_text()
+    assert "-DSIMD_AVX512VNNI=OFF" in log and "-DSIMD_AMXBF16=OFF" in log
+    # The standard name does not pick a variant, and the variant's name does.
+    with pytest.raises(simdbind.LibraryError, match="simdbind upstream build`"):
+        names.resolve("upstream@v7.1.162")
+    assert names.resolve("upstream@v7.1.162:avx512bw") == str(entry.library)
+    with pytest.raises(simdbind.LibraryError, match="build --max-isa avx2`"):
+        names.resolve("upstream:avx2")
+
+
+@pytest.mark.parametrize("limit, message", [("avx9", "--max-isa avx9: not a backend of x86"),
+                                            ("sse41", "upstream always builds avx2; the lowest limit is avx2")])
+def test_a_max_isa_upstream_cannot_build_is_a_usage_error(fixture_repo, cache_dir, limit, message):
+    repo, _ = fixture_repo
+    code, _, err = run_build("--source", str(repo), "--max-isa", limit)
+    assert code == 2 and message in err, err
+    assert not cache_dir.exists() or not cache.entries(cache_dir)
+
+
+def test_a_coverage_build_keeps_its_tree_where_the_library_writes_counters(fixture_repo, cache_dir):
+    from simdbind.conformance import coverage
+
+    repo, _ = fixture_repo
+    code, out, err = run_build("--source", str(repo), "--coverage", "--no-check")
+    assert code == 0, err
+    entry = only_entry(cache_dir)
+    assert entry.name == "upstream@v7.1.162:coverage"
+    tree = entry.build_tree
+    assert tree is not None and tree == cache.tree(cache_dir, entry.key) / "build"
+    build, library = coverage.open_build("upstream@v7.1.162:coverage")
+    assert (build.directory, build.kind, library) == (tree, "upstream", str(entry.library))
+    assert build.notes() and not build.counters()
+    # Loading the entry's copy of the library and exiting writes the counters into the kept tree.
+    subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(entry.library)!r}).SimdVersion()"],
+                   check=True)
+    assert build.counters()
+    with pytest.raises(coverage.CoverageError, match="no build of v7.1.161:coverage"):
+        coverage.open_build("upstream@v7.1.161:coverage")
+    # Removing the entry removes its tree.
+    assert simdbind.cli.main(["upstream", "remove", "upstream@v7.1.162:coverage"]) == 0
+    assert not cache.entries(cache_dir) and not cache.tree(cache_dir, entry.key).exists()

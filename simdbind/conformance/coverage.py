@@ -384,7 +384,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         epilog="Example: simdbind conformance coverage --build BUILD --json ci.json -- --profile ci "
                "--library BUILD/libSimd.so; the words after -- are a 'simdbind conformance' command line "
                "(an 'explore ...' one too)")
-    parser.add_argument("--build", default=None, help="the instrumented CMake build directory (its .gcno files)")
+    parser.add_argument("--build", default=None,
+                        help="the instrumented CMake build directory (its .gcno files), or a cached upstream "
+                             "coverage build's name (upstream@REF:coverage), whose library the run then loads")
     parser.add_argument("--label", default="", help="the run's name in the tables (default: its command line)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the coverage as JSON")
     parser.add_argument("--md", default=None, metavar="FILE", help="write a Markdown table")
@@ -417,10 +419,13 @@ def main(args: argparse.Namespace) -> int:
         else:
             if not args.build:
                 raise CoverageError("--build: required (the instrumented build directory), or --from-json")
-            build = Build.open(args.build)
+            build, library = open_build(args.build)
             if not shutil.which(args.gcov_executable.split()[0] if args.gcov_executable else "gcov"):
                 raise CoverageError(f"--gcov-executable: {args.gcov_executable or 'gcov'} is not on PATH")
-            command = [sys.executable, "-m", "simdbind", "conformance", *(arguments or ["--profile", "smoke"])]
+            arguments = arguments or ["--profile", "smoke"]
+            if library is not None and not any(a == "--library" or a.startswith("--library=") for a in arguments):
+                arguments = [*arguments, "--library", library]
+            command = [sys.executable, "-m", "simdbind", "conformance", *arguments]
             runs = [measure(build, command, args.label, args.gcov_executable, args.check_scope)]
     except CoverageError as error:
         print(f"simdbind: conformance coverage: {error}", file=sys.stderr)
@@ -442,6 +447,24 @@ def main(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             status = 2
     return status
+
+
+def open_build(spec: str) -> tuple[Build, str | None]:
+    """``--build``: a build directory, or the name of a cached upstream coverage build (``upstream@REF:coverage``),
+    whose library the run then loads unless it names another."""
+    from simdbind.errors import LibraryError
+    from simdbind.upstream import names
+
+    if not names.is_name(spec):
+        return Build.open(spec), None
+    try:
+        entry = names.entry_of(spec)
+    except LibraryError as error:  # no such build: the message gives the command that makes it
+        raise CoverageError(f"--build {error}") from None
+    if entry.build_tree is None:
+        raise CoverageError(f"--build {spec}: not a coverage build (make one with `simdbind upstream build "
+                            f"--coverage`, named upstream@REF:coverage)")
+    return Build.open(entry.build_tree), str(entry.library)
 
 
 def read_json(path: str) -> list[Coverage]:

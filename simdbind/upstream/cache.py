@@ -9,6 +9,7 @@ Layout (``root`` is :func:`root`)::
     root/<key>/manifest.json    ref, commit, version, backends, compiler, options, size, date, ...
     root/.locks/<key>.lock      held while a build of <key> runs (fcntl)
     root/.work/<key>/           source and build tree of the running build (removed after it)
+    root/.trees/<key>/          source and build tree of a coverage build (kept: its library writes counters there)
     root/.staging-<key>-<pid>/  the entry being assembled, renamed to <key> in one step
     root/.logs/<key>.log        the log of the running (or last failed) build
 
@@ -83,8 +84,19 @@ class Entry:
         return self.path / str(self.manifest["library"])
 
     @property
+    def variant(self) -> str:
+        """"" for a standard build, else what sets it apart (:attr:`BuildOptions.variant`)."""
+        return str(self.manifest.get("variant") or "")
+
+    @property
     def name(self) -> str:
-        return f"upstream@{self.manifest['ref']}"
+        return f"upstream@{self.manifest['ref']}" + (f":{self.variant}" if self.variant else "")
+
+    @property
+    def build_tree(self) -> Path | None:
+        """The CMake build directory a coverage build keeps (its .gcno and .gcda files)."""
+        tree = self.manifest.get("build_tree")
+        return Path(tree) if tree else None
 
     def matches(self, ref: str) -> bool:
         """Is this a build of `ref` (its ref, a tag at its commit, or a prefix of 4+ digits of its commit)?"""
@@ -157,17 +169,24 @@ def install(staged: Path, base: Path, entry_key: str) -> Entry:
     return Entry(final, json.loads((final / MANIFEST).read_text()))
 
 
+def tree(base: Path, entry_key: str) -> Path:
+    """Where a coverage build's source and build tree stay."""
+    return base / ".trees" / entry_key
+
+
 def remove(entry: Entry) -> None:
-    """Delete an entry: renamed away first, so that it vanishes from the cache at once even if deletion stops."""
+    """Delete an entry (and a coverage build's tree): renamed away first, so that it vanishes from the cache at once
+    even if deletion stops."""
     trash = entry.path.parent / f".removing-{entry.key}-{os.getpid()}"
     os.rename(entry.path, trash)
     shutil.rmtree(trash, ignore_errors=True)
+    shutil.rmtree(tree(entry.path.parent, entry.key), ignore_errors=True)
 
 
 def clean_leftovers(base: Path, entry_key: str) -> None:
     """What an interrupted build of this key left (its work tree, staging and renamed-away directories). Call it
     holding the key's lock."""
-    for path in [base / ".work" / entry_key, *base.glob(f".staging-{entry_key}-*"), *base.glob(f".old-{entry_key}-*")]:
+    for path in [base / ".work" / entry_key, tree(base, entry_key), *base.glob(f".staging-{entry_key}-*"), *base.glob(f".old-{entry_key}-*")]:
         shutil.rmtree(path, ignore_errors=True)
 
 

@@ -31,6 +31,12 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", dest="cache_dir", type=Path, default=None,
                         help="cache directory (default: $SIMDBIND_UPSTREAM_CACHE, vendor/upstream in a checkout, "
                              "else $XDG_CACHE_HOME/simdbind/upstream)")
+    parser.add_argument("--max-isa", default=None, metavar="BACKEND",
+                        help="leave out the backends above this one (avx2: the code an AVX2 machine runs, on any "
+                             "machine); the build is named upstream@REF:BACKEND")
+    parser.add_argument("--coverage", action="store_true",
+                        help="gcov instrumentation, the build tree kept for `simdbind conformance coverage --build "
+                             "upstream@REF:coverage`; the build is named upstream@REF:coverage")
     parser.set_defaults(upstream_handler=_build)
 
 
@@ -72,7 +78,8 @@ def _build(args: argparse.Namespace) -> int:
     from simdbind.upstream.pipeline import Request, build
 
     build(Request(ref=args.ref, source=args.source, jobs=args.jobs, check=args.check, force=args.force,
-                  keep_build=args.keep_build, cache_dir=args.cache_dir))
+                  keep_build=args.keep_build, cache_dir=args.cache_dir, max_isa=args.max_isa,
+                  coverage=args.coverage))
     return 0
 
 
@@ -100,7 +107,9 @@ def _remove(args: argparse.Namespace) -> int:
     found = cache.entries(base)
     if not args.all:
         ref = names.ref_of(args.name) if names.is_name(args.name) else None
-        found = [e for e in found if e.key == args.name or (ref is not None and e.matches(ref))]
+        variant = names.variant_of(args.name) if names.is_name(args.name) else ""
+        found = [e for e in found
+                 if e.key == args.name or (ref is not None and e.matches(ref) and e.variant == variant)]
         if not found:
             raise UsageError(f"remove: no cached build named {args.name} in {base} (see `simdbind upstream list`)")
     for entry in found:

@@ -37,6 +37,18 @@ class BuildOptions:
     build_type: str = "Release"
     #: SIMD backends to compile in (:data:`simdbind.upstream.toolchain.BACKENDS` names), after the compiler probe.
     backends: tuple[str, ...] = ()
+    #: The highest backend asked for (``--max-isa``): a build without the backends above it, whose dispatch then runs
+    #: the code of the lower ones (an AVX2 machine's path on an AVX-512 one). None: every backend the compiler makes.
+    max_isa: str | None = None
+    #: gcov instrumentation (``--coverage``): the build tree is kept beside the entry, where the library writes its
+    #: counters, for ``simdbind conformance coverage``.
+    coverage: bool = False
+
+    @property
+    def variant(self) -> str:
+        """What sets this build apart from the standard one, as its name writes it (``upstream@REF:VARIANT``):
+        "" (standard), "avx2", "coverage", "avx2+coverage"."""
+        return "+".join([*([self.max_isa] if self.max_isa else []), *(["coverage"] if self.coverage else [])])
 
     def cmake_definitions(self, switches: dict[str, str]) -> dict[str, str]:
         """``-D`` definitions of upstream's prj/cmake project; `switches` maps a backend to its CMake option (the
@@ -52,6 +64,10 @@ class BuildOptions:
         }
         for backend, option in switches.items():
             definitions[option] = "ON" if backend in self.backends else "OFF"
+        if self.coverage:
+            # Upstream's CMake project adds CMAKE_CXX_FLAGS to every source's flags (COMMON_CXX_FLAGS).
+            definitions.update({"CMAKE_CXX_FLAGS": "--coverage", "CMAKE_C_FLAGS": "--coverage",
+                                "CMAKE_SHARED_LINKER_FLAGS": "--coverage"})
         return definitions
 
     def key_data(self) -> dict[str, Any]:

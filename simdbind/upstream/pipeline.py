@@ -19,7 +19,7 @@ from simdbind.upstream import cache, header, source
 from simdbind.upstream.options import DEFAULT_REF, DEFAULT_SOURCE, BuildOptions, UpstreamError, UsageError
 from simdbind.upstream.progress import Progress, duration
 from simdbind.upstream.raw import CDEF_NAME
-from simdbind.upstream.toolchain import BACKENDS, Toolchain, architecture, require_program
+from simdbind.upstream.toolchain import BACKENDS, Toolchain, architecture, check_max_isa, require_program
 
 #: Free space a build needs on the cache's disk: the source and object files of 700 units and the library.
 REQUIRED_FREE_BYTES = 2 * 2**30
@@ -38,6 +38,8 @@ class Request:
     force: bool = False
     keep_build: bool = False
     cache_dir: Path | None = None
+    max_isa: str | None = None
+    coverage: bool = False
 
 
 def compiled_backends(library: Path, family: str) -> list[str]:
@@ -59,6 +61,7 @@ def build(request: Request, out: TextIO | None = None, err: TextIO | None = None
         raise UsageError(f"--jobs: must be >= 1, got {request.jobs}")
     jobs = request.jobs or builder.jobs()
     family = architecture()
+    check_max_isa(family, request.max_isa)
     if not archive:
         require_program("git", "Simd's source is fetched with git; or pass --source ARCHIVE")
     tools = Toolchain.find()
@@ -71,7 +74,8 @@ def build(request: Request, out: TextIO | None = None, err: TextIO | None = None
     print(f"fetching {ref} from {spec}", file=out, flush=True)
     try:
         fetched = source.fetch(spec, ref, fetch_dir / "src", fetch_log.append)
-        options = BuildOptions(backends=tuple(b.name for b in tools.backends(family)))
+        options = BuildOptions(backends=tuple(b.name for b in tools.backends(family, request.max_isa)),
+                               max_isa=request.max_isa, coverage=request.coverage)
         entry_key = cache.key(ref, fetched.commit, tools.compiler, options)
         with cache.locked(base, entry_key, lambda message: print(message, file=out, flush=True)):
             existing = base / entry_key
@@ -98,7 +102,10 @@ def _make(request: Request, fetched: source.Source, fetch_dir: Path, base: Path,
           err: TextIO) -> cache.Entry:
     """Configure, compile and install one entry (holding its key's lock)."""
     cache.clean_leftovers(base, entry_key)
-    work = base / ".work" / entry_key
+    # A coverage build's library writes its counters next to its objects, at the paths they were compiled at: its
+    # tree is made where it stays (removed with the entry).
+    work = cache.tree(base, entry_key) if options.coverage else base / ".work" / entry_key
+    work.parent.mkdir(parents=True, exist_ok=True)
     os.rename(fetch_dir, work)
     fetched = dataclasses.replace(fetched, root=work / "src" / fetched.root.relative_to(fetch_dir / "src"))
     root = fetched.root
@@ -139,6 +146,7 @@ def _make(request: Request, fetched: source.Source, fetch_dir: Path, base: Path,
             "backends": compiled_backends(library, family), "compiler": tools.compiler,
             "options": options.key_data(), "generator": tools.generator, "jobs": jobs,
             "ccache": bool(tools.ccache), "library": library.name, "build_seconds": round(seconds, 1),
+            "variant": options.variant, "build_tree": str(build_dir) if options.coverage else None,
             "header_differences": differences, "date": cache.now(),
         }
         manifest["size"] = cache.directory_size(staged)
@@ -151,7 +159,7 @@ def _make(request: Request, fetched: source.Source, fetch_dir: Path, base: Path,
     finally:
         if staged is not None:
             shutil.rmtree(staged, ignore_errors=True)
-        if not request.keep_build:
+        if not (request.keep_build or (options.coverage and succeeded)):
             shutil.rmtree(work, ignore_errors=True)
         if succeeded:
             log_path.unlink(missing_ok=True)  # kept in the entry; a failed build's stays where the error said

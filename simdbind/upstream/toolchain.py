@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from simdbind.upstream.options import UpstreamError
+from simdbind.upstream.options import UpstreamError, UsageError
 
 
 @dataclass(frozen=True)
@@ -145,10 +145,28 @@ class Toolchain:
                                     capture_output=True, text=True, check=False)
         return result.returncode == 0
 
-    def backends(self, family: str) -> tuple[Backend, ...]:
+    def backends(self, family: str, max_isa: str | None = None) -> tuple[Backend, ...]:
         """The backends of `family` this compiler can build: those upstream always builds, and each switchable one
-        whose flags a probe compile accepts."""
-        return tuple(b for b in BACKENDS[family] if b.option is None or self.accepts(b.flags))
+        whose flags a probe compile accepts; with `max_isa`, none above it (those upstream always builds included:
+        it cannot leave them out, :func:`check_max_isa` refuses such a limit)."""
+        listed = BACKENDS[family]
+        if max_isa is not None:
+            listed = listed[:[b.name for b in listed].index(max_isa) + 1]
+        return tuple(b for b in listed if b.option is None or self.accepts(b.flags))
+
+
+def check_max_isa(family: str, max_isa: str | None) -> None:
+    """`--max-isa` names a backend of this architecture that has a CMake switch above it to turn off."""
+    if max_isa is None:
+        return
+    listed = BACKENDS[family]
+    names = [b.name for b in listed]
+    if max_isa not in names:
+        raise UsageError(f"--max-isa {max_isa}: not a backend of {family} ({', '.join(names)})")
+    above = listed[names.index(max_isa) + 1:]
+    if any(b.option is None for b in above):
+        lowest = next(b.name for b in reversed(listed) if b.option is None)
+        raise UsageError(f"--max-isa {max_isa}: upstream always builds {lowest}; the lowest limit is {lowest}")
 
 
 def compiler_id(command: list[str]) -> str:
