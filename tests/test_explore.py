@@ -77,9 +77,55 @@ def test_kinds_of_results():
     assert explore.kind_of(result("error", "crash: the worker process died with SIGSEGV")) == "crash"
     assert explore.kind_of(result("error", "hang: no result after 5 s")) == "hang"
     assert explore.kind_of(result("error", "ArgumentError: pad: must be ...")) == "rejected"
+    # As the runner's guard reports them: the adapter's method first.
+    assert explore.kind_of(result("error", "run() raised ArgumentError: groups: must divide ...")) == "rejected"
+    assert explore.kind_of(result("error", "run() raised UpstreamDefectError: x")) == "error:UpstreamDefectError"
     assert explore.kind_of(result("error", "UpstreamDefectError: wrote 4 bytes")) == "error:UpstreamDefectError"
     assert [explore.is_finding(k) for k in ("wrong", "wrong:nan", "overrun", "crash", "hang", "error:X", "known",
                                             "rejected", "pass")] == [True] * 6 + [False] * 3
+
+
+def test_the_guided_search_finds_both_planted_defects_and_runs_neighbours(tmp_path):
+    library = build(tmp_path, "planted", PLANTED)
+    report = tmp_path / "explore.json"
+    out = subprocess.run([sys.executable, "-m", "simdbind", "conformance", "explore", "--library", library,
+                          "--function", "eltwise", "--budget", "8", "--seed", "3", "--timeout", "20",
+                          "--guide", "features", "--json", str(report)], capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    (pair,) = json.loads(report.read_text())["pairs"]
+    assert sorted(f["kind"] for f in pair["findings"]) == ["crash", "wrong"], out.stdout
+    assert pair["corpus"] > 0 and pair["neighbours"] > 0 and "neighbours" in out.stdout
+
+
+def test_the_guide_keeps_what_is_new_and_its_neighbours_stay_in_the_domain():
+    import random
+
+    from simdbind.conformance.guide import Guide, size_class
+    from simdbind.conformance.model import REGISTRY, case_from_descriptor
+
+    assert [size_class(v) for v in (0, 1, 2, 3, 4, 5, 8, 9, 17, -1)] == \
+        ["0", "1", "2", "<=4", "<=4", "<=8", "<=8", "<=16", "<=32", "neg"]
+    function = REGISTRY["eltwise"]
+    guide = Guide(function, random.Random(1))
+    assert guide.neighbour(case_from_descriptor("eltwise op=max count=2 size=17")) is None  # no corpus yet
+    first = case_from_descriptor("eltwise op=max count=2 size=17")
+    assert "size=<=32" in guide.features(first, "pass", "") and "outcome=pass" in guide.features(first, "pass", "")
+    assert guide.observe(first, "pass", "") and not guide.observe(first, "pass", "")
+    assert guide.observe(first, "wrong", "")  # a new outcome is new
+    assert guide.observe(case_from_descriptor("eltwise op=max count=2 size=100"), "pass", "")  # a new size class
+    drawn = case_from_descriptor("eltwise op=sum count=3 size=5")
+    near = [guide.neighbour(drawn) for _ in range(200)]
+    made = [case for case in near if case is not None]
+    assert len(made) > 100
+    for case in made:
+        function.check_domain(case)  # never outside what the function's cases span
+        assert case.params["size"] >= 1 and case.params["count"] >= 1
+    assert {case.params["op"] for case in made} >= {"max", "sum"}  # crossed over from the drawn case too
+    # An algorithm a context reports is a feature, and crossed with each name-valued field.
+    conv = REGISTRY["convolution32f"]
+    case = next(iter(conv.cases()))
+    features = Guide(conv, random.Random(1)).features(case, "pass", "Avx512bw::NhwcDirect-r")
+    assert "algorithm=NhwcDirect-r" in features and any(f.startswith("NhwcDirect-r|layout=") for f in features)
 
 
 #: An eltwise that never returns for three inputs and is right otherwise (product only, as the cases below use).

@@ -161,7 +161,7 @@ def kind_of(result: runner.CaseResult) -> str:
             return "overrun"  # a write outside dst (the guard zones around the outputs)
         # NaN where the reference is a number: most often a read outside the inputs (their guard zones are NaN).
         return "wrong:nan" if re.search(r"got -?nan, expected [-+0-9]", result.detail) else "wrong"
-    detail = result.detail
+    detail = re.sub(r"^[\w.]+\(\) raised ", "", result.detail)  # the guard names the adapter's method first
     if detail.startswith(REJECTED):
         return "rejected"
     if detail.startswith(("crash:", "hang:")):
@@ -217,6 +217,8 @@ class Pair:
     counts: dict[str, int] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     interrupted: bool = False  # Ctrl-C stopped the search (what it found so far is kept)
+    corpus: int = 0  # guided: the cases that showed a new feature
+    neighbours: int = 0  # guided: the neighbours run
 
 
 class _SearchState(TypedDict):
@@ -240,12 +242,13 @@ class _Failed(Exception):
     """Raised by the search's test body on a case of the finding being shrunk."""
 
 
-def search(worker: Worker, function: Function, budget: float, seed: int, log: Any = None) -> Pair:
-    """Draw cases of `function` for `budget` seconds; shrink each new kind of finding to a minimal case. Ctrl-C
-    ends the search with what it found so far (`interrupted` set; a finding being shrunk is kept as shrunk so
-    far)."""
+def search(worker: Worker, function: Function, budget: float, seed: int, log: Any = None,
+           guided: bool = False) -> Pair:
+    """Draw cases of `function` for `budget` seconds; shrink each new kind of finding to a minimal case. `guided`:
+    also run a neighbour of a case that showed a new feature after each drawn case (:mod:`.guide`). Ctrl-C ends the
+    search with what it found so far (`interrupted` set; a finding being shrunk is kept as shrunk so far)."""
     with _interrupt_flag() as interrupted:
-        pair = _search(worker, function, budget, seed, log, interrupted)
+        pair = _search(worker, function, budget, seed, log, interrupted, guided)
     return pair
 
 
@@ -277,11 +280,17 @@ def _interrupt_flag() -> Iterator[_Flag]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _search(worker: Worker, function: Function, budget: float, seed: int, log: Any, interrupted: _Flag) -> Pair:
+def _search(worker: Worker, function: Function, budget: float, seed: int, log: Any, interrupted: _Flag,
+            guided: bool = False) -> Pair:
+    import random
+
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
+    from simdbind.conformance.guide import Guide
+
     pair = Pair(worker.implementation, function)
+    guide = Guide(function, random.Random(f"{seed}:{function.name}")) if guided else None
     start = time.perf_counter()
     deadline = start + budget
     shrink_deadline = deadline + max(MIN_SHRINK_SECONDS, SHRINK_SHARE * budget)
@@ -303,6 +312,23 @@ def _search(worker: Worker, function: Function, budget: float, seed: int, log: A
                     state["shrink_runs"] += 1
             return outcomes[case.descriptor]
 
+        def explore_around(drawn: Case) -> None:
+            """Run a neighbour of the corpus; a new kind of finding there is kept as found (hypothesis shrinks
+            only what it drew)."""
+            assert guide is not None
+            near = guide.neighbour(drawn)
+            if near is None or near.descriptor in outcomes:
+                return
+            kind, result = execute(near)
+            guide.observe(near, kind, result.info)
+            if is_finding(kind) and kind not in known_kinds:
+                finding = Finding(worker.implementation, function, kind, near, result, near,
+                                  time.perf_counter() - start, pair.runs)
+                pair.findings.append(finding)
+                known_kinds.add(kind)
+                if log:
+                    log(finding)
+
         def body(case: Case) -> None:
             if interrupted.set:
                 raise KeyboardInterrupt  # hypothesis stops at once on it, without shrinking
@@ -314,6 +340,9 @@ def _search(worker: Worker, function: Function, budget: float, seed: int, log: A
             if target is not None and now >= shrink_deadline and case.descriptor not in outcomes:
                 return  # out of shrinking time: untried candidates count as passing, so the shrinker stops
             kind, result = execute(case)
+            if guide is not None and target is None:
+                guide.observe(case, kind, result.info)
+                explore_around(case)
             if target is None and is_finding(kind) and kind not in known_kinds:
                 state.update({"target": kind, "first": case, "found_at": time.perf_counter() - start,
                               "found_after": pair.runs, "shrink_start": time.perf_counter()})
@@ -353,6 +382,8 @@ def _search(worker: Worker, function: Function, budget: float, seed: int, log: A
             break
     pair.interrupted = interrupted.set
     pair.seconds = time.perf_counter() - start
+    if guide is not None:
+        pair.corpus, pair.neighbours = len(guide.corpus), guide.neighbours_run
     return pair
 
 
@@ -372,6 +403,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--keep", default=None, metavar="FILE",
                         help="append each finding's minimal descriptor to FILE (a regression file)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the findings and counts as JSON")
+    parser.add_argument("--guide", choices=("none", "features"), default="none",
+                        help="features: after each drawn case also run a neighbour of a case that showed something "
+                             "new (an algorithm, a size class, an outcome); none: the random search (default)")
     parser.set_defaults(handler=main)
     return parser
 
@@ -417,11 +451,12 @@ def main(args: argparse.Namespace) -> int:
                     if reason:
                         print(f"  {impl.name} {function.name}: skipped ({reason})")
                         continue
-                    pair = search(worker, function, budget, seed, log)
+                    pair = search(worker, function, budget, seed, log, args.guide == "features")
                     pairs.append(pair)
                     counts = ", ".join(f"{k} {v}" for k, v in sorted(pair.counts.items()))
+                    guided = f"; corpus {pair.corpus}, {pair.neighbours} neighbours" if args.guide != "none" else ""
                     print(f"  {impl.name} {function.name}: {pair.runs} cases in {pair.seconds:.1f} s "
-                          f"({pair.runs / max(pair.seconds, 1e-9):.1f}/s): {counts}", flush=True)
+                          f"({pair.runs / max(pair.seconds, 1e-9):.1f}/s): {counts}{guided}", flush=True)
                     if pair.interrupted:
                         raise KeyboardInterrupt
             finally:
@@ -477,7 +512,7 @@ def _describe(finding: Finding, number: int, seed: int) -> str:
 def _as_json(pairs: list[Pair], seed: int, seconds: float, interrupted: bool = False) -> dict[str, Any]:
     return {"seed": seed, "seconds": seconds, "interrupted": interrupted, "cases": sum(p.runs for p in pairs),
             "pairs": [{"implementation": p.implementation.name, "function": p.function.name, "cases": p.runs,
-                       "seconds": p.seconds, "counts": p.counts,
+                       "seconds": p.seconds, "counts": p.counts, "corpus": p.corpus, "neighbours": p.neighbours,
                        "findings": [{"kind": f.kind, "minimal": f.case.descriptor, "first": f.first_case.descriptor,
                                      "detail": f.result.detail, "seconds_to_find": f.seconds_to_find,
                                      "cases_to_find": f.cases_to_find, "shrink_runs": f.shrink_runs,

@@ -60,6 +60,7 @@ class CaseResult:
     family: str = ""
     deviation: str = ""  # ids of the catalogue entries that match, comma-separated
     variant: str = ""  # Function.variant(case): the matrix row within the function (e.g. the operation)
+    info: str = ""  # what the implementation reported of how it ran the case (a convolution context's algorithm)
 
     @property
     def ok(self) -> bool:
@@ -198,6 +199,7 @@ def _run_checked(implementation: Any, function: Function, case: Case, seed: int,
             raise _Skip(str(error.error)) from None
         raise
     result.seconds = time.perf_counter() - start
+    result.info = str(inputs.get("_info") or "")
     changed = guard.modified(pristine, inputs)
     # After the call, from the pristine inputs plus what run() recorded beside them (e.g. whether the library
     # honours a flag) for the reference to follow.
