@@ -1,9 +1,10 @@
 """Every way simdbind calls around a defect of upstream Simd builds, in one place.
 
-A route is named after the catalogue entry that describes its defect (``simdbind/conformance/deviations/<family>.json``,
-by id). It is taken for a library when the library is not the bundled one (which has none of these defects) and the
-library's ``SimdVersion`` lies in the entry's ``versions``: the range is written once, in that data, and read here as
-data (never by importing the conformance suite's Python). A version that cannot be read is routed (the safe side).
+A route is named after the catalogue entry that describes its defect
+(``simdbind/conformance/families/<family>/deviations.json``, by id). It is taken for a library when the library is not
+the bundled one (which has none of these defects) and the library's ``SimdVersion`` lies in the entry's ``versions``:
+the range is written once, in that data, and read here through the catalogue's loader
+(:func:`simdbind.conformance.deviations.family`), imported on the first route lookup. A version that cannot be read is routed (the safe side).
 A route whose defect lives in the code of some ISAs only (``isas``, the ISAs the entry's ``when`` names) is taken
 only when the library dispatches to one of them: elsewhere the reshaped call could meet another ISA's deviation
 that the direct call does not have.
@@ -14,8 +15,6 @@ The wrappers ask :meth:`Route.taken` (or the helpers below) and never look at th
 from __future__ import annotations
 
 import functools
-import importlib.resources
-import json
 import math
 from dataclasses import dataclass
 from typing import Any, overload
@@ -28,8 +27,7 @@ from simdbind.library import ISAS
 
 __all__ = ["Route", "ROUTES", "taken_among", "serialises_context_calls", "behind_zeros", "max32f_route", "upstream_max32f_route",
            "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b", "behind_gemm_guard",
-           "b_guard_route", "ConvolutionRoute", "conv32f_route", "upstream_conv32f_route", "with_zero_channel",
-           "with_x_pad"]
+           "b_guard_route", "ConvolutionRoute", "conv32f_route", "upstream_conv32f_route", "with_zero_channel"]
 
 _BUNDLED = "bundled"
 
@@ -37,8 +35,9 @@ _BUNDLED = "bundled"
 @functools.cache
 def catalogue_versions(family: str) -> dict[str, VersionRange]:
     """Entry id -> versions, from the catalogue file of `family` (package data)."""
-    text = importlib.resources.files("simdbind").joinpath("conformance", "deviations", f"{family}.json").read_text()
-    return {entry["id"]: VersionRange.parse(entry["versions"]) for entry in json.loads(text)}
+    from simdbind.conformance import deviations
+
+    return {entry.id: entry.versions for entry in deviations.family(family).entries}
 
 
 @functools.cache
@@ -48,13 +47,13 @@ def _taken(family: str, entry: str, kind: str, version: str) -> bool:
     try:
         versions = catalogue_versions(family)[entry]
     except KeyError:
-        raise LookupError(f"route {entry!r}: no such entry in the catalogue file {family}.json") from None
+        raise LookupError(f"route {entry!r}: no such entry in the catalogue file {family}/deviations.json") from None
     return versions.contains(version)
 
 
 @dataclass(frozen=True)
 class Route:
-    """A way around the upstream defect that catalogue entry `entry` of `family`.json describes."""
+    """A way around the upstream defect that catalogue entry `entry` of `family`'s deviations.json describes."""
 
     entry: str
     family: str

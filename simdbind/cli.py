@@ -425,7 +425,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     bench = sub.add_parser(
         "bench", help="benchmark the libraries (bundled per ISA, external) against the peers",
-        description="Time the family modules' cases (conformance descriptors, simdbind/bench/<family>.py) or one "
+        description="Time the family modules' cases (conformance descriptors, simdbind/conformance/families/<family>/cases.py) or one "
         "--case on every library at every ISA, the peers (implementations of the conformance API: every installed "
         "one by default) and, for memory-bound cases, memcpy of the same bytes.",
         epilog="Every output path is checked before the work. Ctrl-C writes what was measured (the cases finished) "

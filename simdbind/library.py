@@ -617,7 +617,7 @@ def _identify(library: Library) -> None:
 
 def _detect_int8_precise(library: Library) -> bool | None:
     """Does SimdSynetInnerProduct8i honour 8iPrecise? Default upstream builds (SIMD_INT8_DEBUG off) always saturate
-    pairs (``ip8i-compatibility-ignored-default-build`` in simdbind/conformance/deviations/README.md).
+    pairs (``ip8i-compatibility-ignored-default-build`` in simdbind/conformance/families/README.md).
 
     255*127 + 255*127 = 64770 exactly, 32767 with int16 saturation of the pair. None if the function is absent.
     """

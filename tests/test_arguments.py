@@ -16,7 +16,7 @@ import pytest
 import simdbind
 from simdbind import ArgumentError, DTypeError, SimdBindError, TensorFormat
 from simdbind import activation as act
-from simdbind.conformance.reference import activation as reference_activation
+from simdbind.conformance import activation as reference_activation
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

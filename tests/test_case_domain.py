@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from simdbind.conformance import cases as _registered  # noqa: F401  (registers every function)
+from simdbind.conformance import registry as _registry  # noqa: F401  (registers every function)
 from simdbind.conformance.model import REGISTRY, DescriptorError
 
 

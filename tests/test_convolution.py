@@ -10,7 +10,7 @@ import pytest
 
 import simdbind
 from simdbind.bench.harness import placed
-from simdbind.conformance.reference.convolution import convolution as reference
+from simdbind.conformance.families.convolution.reference import convolution as reference
 from simdbind import ArgumentError, ContextClosedError, DTypeError, SimdBindError
 from simdbind.library import Library
 
@@ -534,7 +534,7 @@ def test_fuzz_any_geometry_gives_the_reference_or_a_typed_error(bundled, g, seed
 def test_conformance_tolerance_rejects_a_window_shifted_by_one_column():
     """The K-scaled tolerance must still see the smallest geometry mistake (an off-by-one pad) on the largest
     reductions of the ci profile, Winograd factor included."""
-    from simdbind.conformance.cases.convolution import ACTIVATIONS, _geometry, tolerance
+    from simdbind.conformance.families.convolution.cases import ACTIVATIONS, _geometry, tolerance
     from simdbind.conformance.tolerance import compare
 
     rng = np.random.default_rng(5)

@@ -1,5 +1,5 @@
 """The deviation catalogue: format checks, matching, known/xpass statuses, pytest xfail, and the package's own
-catalogue files (every family's simdbind/conformance/deviations/<family>.json) against the registered cases."""
+catalogue files (every family's simdbind/conformance/families/<family>/deviations.json) against the registered cases."""
 
 from __future__ import annotations
 
@@ -262,11 +262,11 @@ def test_pytest_marks_catalogued_cases_xfail_and_reports_xpass(tmp_path):
     env = dict(os.environ, SIMDBIND_DEVIATIONS=str(tmp_path))
     env.pop("SIMD_LIBRARY", None)  # the counts below are for the bundled library alone
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-rX",
-                          "simdbind/conformance/tests/test_elementwise.py", "--simd-profile", "smoke", "--simd-isa",
+                          "simdbind/conformance/tests/test_families.py::test_elementwise", "--simd-profile", "smoke", "--simd-isa",
                           "base", "--simd-case-filter", "eltwise op=max", "--simd-report-json", str(tmp_path / "r.json")],
                          capture_output=True, text=True, env=env, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "XPASS simdbind/conformance/tests/test_elementwise.py::test_conformance[bundled-base:eltwise op=max count=2 size=17]" \
+    assert "XPASS simdbind/conformance/tests/test_families.py::test_elementwise[bundled-base:eltwise op=max count=2 size=17]" \
            " - TEST-MAX-17" in out.stdout
     assert "6 passed, 2 xpassed" in out.stdout
     data = json.loads((tmp_path / "r.json").read_text())

@@ -66,7 +66,7 @@ def lines_matching(path: Path, pattern: re.Pattern[str]) -> list[str]:
 def citations(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
     found = [f"{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1) if CITATION.search(line)]
-    if path.suffix == ".json" and path.parent.name == "deviations":
+    if path.suffix == ".json" and "deviations" in (path.stem, path.parent.name):
         found += [f"{entry['id']}: spec {entry['spec']!r}" for entry in json.loads(text)
                   if SECTION_NUMBER.match(entry["spec"])]
     return found

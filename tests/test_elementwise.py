@@ -102,7 +102,7 @@ import ml_dtypes  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from simdbind.conformance.reference import elementwise as reference  # noqa: E402
+from simdbind.conformance.families.elementwise import reference  # noqa: E402
 
 
 def test_the_eltwise_reference_sums_with_unit_weights_when_none_are_given(library):

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simdbind
-from simdbind.conformance.reference import elementwise as reference
+from simdbind.conformance.families.elementwise import reference
 
 DTYPES = st.sampled_from([np.float32, np.float32, np.float32, np.float64, np.int32, np.uint8])
 SHAPES = st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import simdbind
 from simdbind._checks import planned_gather
-from simdbind.conformance.reference.gather import gather_elements as reference
+from simdbind.conformance.families.gather.reference import gather_elements as reference
 from simdbind import ArgumentError, ContextClosedError, DTypeError
 
 

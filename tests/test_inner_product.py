@@ -356,8 +356,8 @@ def test_8i_rules(library, src, weight, kwargs, error, message):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from simdbind.conformance.cases.inner_product import ACTIVATION_PARAMS, _float_tolerance  # noqa: E402
-from simdbind.conformance.reference import inner_product as reference  # noqa: E402
+from simdbind.conformance.families.inner_product.cases import ACTIVATION_PARAMS, _float_tolerance  # noqa: E402
+from simdbind.conformance.families.inner_product import reference  # noqa: E402
 
 
 @settings(max_examples=60, deadline=None)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import simdbind.conformance.cases  # noqa: F401  (registers every function)
+import simdbind.conformance.registry  # noqa: F401  (registers every function)
 from simdbind.conformance import runner
 from simdbind.conformance.model import REGISTRY, Case, DescriptorError, case_from_descriptor
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import simdbind
-import simdbind.conformance.cases  # noqa: F401  (registers every function)
+import simdbind.conformance.registry  # noqa: F401  (registers every function)
 from simdbind.conformance.model import REGISTRY
 
 ALGORITHMS_SOURCE = Path(__file__).resolve().parent.parent / "csrc" / "convolution" / "api.c"

@@ -1,4 +1,4 @@
-"""The ncnn peer (simdbind.conformance.peers.ncnn) agrees with the references on cases of every family it covers,
+"""The ncnn peer (simdbind.conformance.engines.ncnn) agrees with the references on cases of every family it covers,
 and skips what it cannot express with the reason. Skipped as a whole when ncnn is not installed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("ncnn", reason="ncnn is not installed (pip install ncnn)")
 
 from simdbind.conformance.implementations import resolve  # noqa: E402
-from simdbind.conformance.peers.ncnn import implementation  # noqa: E402
+from simdbind.conformance.engines.ncnn import implementation  # noqa: E402
 from tests.peer_cases import pick, run  # noqa: E402
 
 PASSING = {
@@ -80,5 +80,5 @@ def test_unexpressible_case_is_a_skip_with_its_reason(function, where, group, re
 
 
 def test_selected_by_module_path() -> None:
-    (selected,) = resolve("simdbind.conformance.peers.ncnn:implementation")
+    (selected,) = resolve("simdbind.conformance.engines.ncnn:implementation")
     assert selected is implementation and selected.describe()["version"] == __import__("ncnn").__version__

@@ -1,4 +1,4 @@
-"""The OpenVINO peer (simdbind.conformance.peers.openvino) agrees with the references on cases of every family it
+"""The OpenVINO peer (simdbind.conformance.engines.openvino) agrees with the references on cases of every family it
 covers, and skips what it cannot express with the reason. Skipped as a whole when openvino is not installed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("openvino", reason="openvino is not installed (pip install openvino)")
 
 from simdbind.conformance.implementations import resolve  # noqa: E402
-from simdbind.conformance.peers.openvino import implementation  # noqa: E402
+from simdbind.conformance.engines.openvino import implementation  # noqa: E402
 from tests.peer_cases import pick, run  # noqa: E402
 
 PASSING = {
@@ -70,6 +70,6 @@ def test_unexpressible_case_is_a_skip_with_its_reason(function, where, group, re
 
 
 def test_selected_by_module_path() -> None:
-    (selected,) = resolve("simdbind.conformance.peers.openvino:implementation")
+    (selected,) = resolve("simdbind.conformance.engines.openvino:implementation")
     assert selected is implementation and selected.name == "openvino"
     assert selected.describe()["version"].startswith(__import__("openvino").__version__.split("-")[0])

@@ -53,7 +53,7 @@ def test_plugin_is_inert_in_a_run_that_does_not_use_it(tmp_path):
         "def test_suite_not_loaded():\n"
         "    assert 'simdbind_pytest' in sys.modules\n"
         "    assert not [m for m in ('simdbind.conformance.runner', 'simdbind.conformance.model',\n"
-        "                            'simdbind.conformance.cases') if m in sys.modules]\n"
+        "                            'simdbind.conformance.registry') if m in sys.modules]\n"
         "def test_profile_option_is_free(pytestconfig):\n"
         "    assert pytestconfig.getoption('simd_profile') in ('smoke', 'ci', 'full')\n")
     out = pytest_in(tmp_path, "-p", "no:xdist")
@@ -165,6 +165,6 @@ def test_simd_shard_parts_partition_the_session(tmp_path):
     for part in ("", "1/2", "2/2"):
         out = pytest_in(tmp_path, "--collect-only", *common, *(("--simd-shard", part) if part else ()))
         assert out.returncode == 0, out.stdout + out.stderr
-        ids.append(sorted(line for line in out.stdout.splitlines() if "::test_conformance[bundled" in line))
+        ids.append(sorted(line for line in out.stdout.splitlines() if "::test_elementwise[bundled" in line))
     whole, one, two = ids
     assert one and two and not set(one) & set(two) and sorted(one + two) == whole

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simdbind
-from simdbind.conformance.reference import pooling as reference
+from simdbind.conformance.families.pooling import reference
 from simdbind import ArgumentError, DTypeError
 from simdbind._routes import upstream_max32f_route
 from simdbind.pooling import _Axis

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import simdbind
-from simdbind.conformance.reference import pooling as reference
+from simdbind.conformance.families.pooling import reference
 
 # bf16 bit patterns
 POS_NAN = (0x7F81, 0x7FC0, 0x7FFF)  # smallest, quiet, largest payload

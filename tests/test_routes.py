@@ -20,12 +20,12 @@ from simdbind import _routes
 from simdbind._versions import VersionRange
 
 PACKAGE = Path(simdbind.__file__).parent
-CATALOGUE = PACKAGE / "conformance" / "deviations"
+FAMILIES = PACKAGE / "conformance" / "families"
 PROBES = ["5.0.0", "5.0.115", "7.0.159", "7.0.160", "7.0.161", "7.1.161", "7.1.162", "7.1.163", "7.2.0", "8.0.0"]
 
 
 def entry(route: _routes.Route) -> dict:
-    return next(e for e in json.loads((CATALOGUE / f"{route.family}.json").read_text()) if e["id"] == route.entry)
+    return next(e for e in json.loads((FAMILIES / route.family / "deviations.json").read_text()) if e["id"] == route.entry)
 
 
 @pytest.mark.parametrize("route", _routes.ROUTES, ids=lambda r: r.entry)
@@ -183,7 +183,7 @@ class _InitRecorder(_RecordingLibrary):
 
 def _convolve(version: str, layout: str, src_shape, dst_c: int, kernel, **geometry):
     """(fields of the Init call, result, reference) of one convolution on the bundled code presented as `version`."""
-    from simdbind.conformance.reference.convolution import convolution
+    from simdbind.conformance.families.convolution.reference import convolution
 
     rng = np.random.default_rng(5)
     src_c = src_shape[0] if layout == "nchw" else src_shape[2]

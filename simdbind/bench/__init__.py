@@ -19,7 +19,8 @@ of variant rows to compare each library row with), ``BUDGET`` (an overhead budge
 (the names of the default peers it compares with, or False for none) and ``BOUND = False`` (no memcpy bound).
 """
 
-from simdbind.bench.cases import Listed, Work, discover, work
+from simdbind.bench.cases import Listed, discover, work
 from simdbind.bench.harness import Measurement, Report, run
+from simdbind.conformance.work import Work
 
 __all__ = ["Listed", "Measurement", "Report", "Work", "discover", "run", "work"]

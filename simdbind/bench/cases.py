@@ -1,43 +1,21 @@
-"""Benchmark cases: conformance cases listed by the family modules, and the work one call of each does."""
+"""Benchmark cases: conformance cases listed by the family modules, and the work one call of each does.
+
+The family modules are every conformance family's ``cases.py`` (:mod:`simdbind.conformance.families`) and this
+package's modules of other measurements (overhead, gil)."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
 from types import ModuleType
 from typing import NamedTuple, Sequence
 
-import numpy as np
-
-from simdbind.conformance import cases as _registered  # noqa: F401  (registers every function)
+from simdbind.conformance import families
 from simdbind.conformance.model import REGISTRY, Case, case_from_descriptor
+from simdbind.conformance.work import Work
 
-#: Throughput units: the work of a call counted in elements, floating-point operations (or integer multiply-adds
-#: counted as two operations), the operations of the direct algorithm where an implementation may take one that
-#: does fewer (EFFECTIVE: a Winograd convolution's rate exceeds what the machine computes), or bytes.
-EFFECTIVE = "effective GFLOP/s"
-UNITS = ("Gelem/s", "GFLOP/s", EFFECTIVE, "GB/s")
 #: Modules of this package that are not family modules.
-NOT_FAMILIES = frozenset({"cases", "harness", "plot", "raw", "bounds"})
-#: Bytes per element of the dtypes of conformance cases.
-ITEMSIZE = {"float32": 4, "bfloat16": 2, "bf16": 2, "uint16": 2, "uint8": 1, "int8": 1, "int32": 4, "int64": 8}
-
-
-@dataclass(frozen=True)
-class Work:
-    """What one call does: `amount` of `unit` (times 1e9 per second is the throughput) and, for a memory-bound
-    call, the bytes it reads and writes (`moved`: the memcpy bound copies as many)."""
-
-    unit: str
-    amount: float
-    moved: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.unit not in UNITS:
-            raise ValueError(f"Work: unit must be one of {', '.join(UNITS)}, got {self.unit!r}")
-        if not self.amount > 0:
-            raise ValueError(f"Work: amount must be > 0, got {self.amount!r}")
+NOT_FAMILIES = frozenset({"cases", "harness", "plot", "raw"})
 
 
 class Listed(NamedTuple):
@@ -78,15 +56,23 @@ def row(family: str, function: str, descriptor: str) -> str:
     return descriptor if family == own else f"{family}: {descriptor}"
 
 
-def family_modules(package: str = "simdbind.bench") -> list[str]:
-    """Names of the family modules of `package`, sorted."""
-    pkg = importlib.import_module(package)
-    return sorted(f"{package}.{info.name}" for info in pkgutil.iter_modules(pkg.__path__)
-                  if not info.name.startswith("_") and info.name not in NOT_FAMILIES)
+def family_names() -> dict[str, str]:
+    """{family: module name} of every family module: the conformance families' cases modules, then the other
+    measurements of this package, sorted by family."""
+    own = sorted(info.name for info in pkgutil.iter_modules(importlib.import_module(__package__ or "").__path__)
+                 if not info.name.startswith("_") and info.name not in NOT_FAMILIES)
+    found = {**{family: f"{families.__name__}.{family}.cases" for family in families.names()},
+             **{name: f"{__package__}.{name}" for name in own}}
+    return dict(sorted(found.items()))
+
+
+def family_modules() -> list[str]:
+    """Names of the family modules (see :func:`family_names`)."""
+    return list(family_names().values())
 
 
 def family_module(family: str) -> ModuleType:
-    return importlib.import_module(f"simdbind.bench.{family}")
+    return importlib.import_module(family_names()[family])
 
 
 def work(case: Case, family: str | None = None) -> Work:
@@ -101,14 +87,15 @@ def work(case: Case, family: str | None = None) -> Work:
     return result
 
 
-def discover(patterns: Sequence[str] | None = None, quick: bool = False, package: str = "simdbind.bench",
+def discover(patterns: Sequence[str] | None = None, quick: bool = False,
              modules: Sequence[str] | None = None) -> tuple[list[Listed], dict[str, str]]:
     """The cases of every family module (or of `modules`) that match `patterns`, plus {module: error} for the
     modules that failed to import or list a descriptor that does not parse (the other families still run)."""
     listed: list[Listed] = []
     errors: dict[str, str] = {}
-    for module_name in (family_modules(package) if modules is None else modules):
-        family = module_name.rsplit(".", 1)[-1]
+    named = {module: family for family, module in family_names().items()}
+    for module_name in (list(named) if modules is None else modules):
+        family = named.get(module_name) or module_name.rsplit(".", 1)[-1]
         try:
             module = importlib.import_module(module_name)
             descriptors = list(getattr(module, "QUICK", module.DESCRIPTORS) if quick else module.DESCRIPTORS)
@@ -129,14 +116,8 @@ def from_descriptor(descriptor: str) -> Listed:
 
 
 def summary(family: str) -> str:
-    """The first paragraph of a family module's docstring, on one line (the report's note on the family)."""
-    doc = (family_module(family).__doc__ or "").strip().split("\n\n")[0]
+    """The first paragraph of a family module's ``BENCH_NOTE`` (a conformance family's) or docstring, on one line
+    (the report's note on the family)."""
+    module = family_module(family)
+    doc = (getattr(module, "BENCH_NOTE", None) or module.__doc__ or "").strip().split("\n\n")[0]
     return " ".join(doc.split())
-
-
-def itemsize(case: Case) -> int:
-    return ITEMSIZE[case.dtype]
-
-
-def elements(shape: Sequence[int]) -> int:
-    return int(np.prod(shape, dtype=np.int64))

@@ -21,7 +21,7 @@ import numpy as np
 
 import simdbind
 from simdbind.bench import cases
-from simdbind.bench.cases import Work
+from simdbind.conformance.work import Work
 from simdbind.conformance.implementations import LibraryImplementation
 from simdbind.conformance.model import Case
 

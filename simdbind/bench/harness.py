@@ -44,12 +44,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from simdbind.bench.cases import Listed, Work, family_module, row, work
+from simdbind.bench.cases import Listed, family_module, row, work
 from simdbind.conformance.api import Unsupported, prepared
 from simdbind.conformance.implementations import LibraryImplementation, SelectionError, entry_point_names, resolve
 from simdbind.conformance.model import OUTPUTS, REGISTRY, ReusedOutputs, page_placed_bytes
 from simdbind.conformance.report import cpu_model
 from simdbind.conformance.runner import DEFAULT_SEED
+from simdbind.conformance.work import Work
 
 #: Clocks: "wall" (time.perf_counter, the default) or "thread" (CPU time of the calling thread: ignores the time
 #: the process waits for a core on a shared machine, but also misses work done by other threads, so it is only

@@ -16,7 +16,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, Sequence
 
-from simdbind.bench.cases import EFFECTIVE
+from simdbind.conformance.work import EFFECTIVE
 from simdbind.bench.harness import Measurement, Report
 
 #: Families whose figure shows time per call (their point is the cost of a call, not throughput).

@@ -115,7 +115,7 @@ class Implementation(Protocol):
 
         Examples
         --------
-        >>> import simdbind.conformance.cases                   # registers every function's cases
+        >>> import simdbind.conformance.registry                   # registers every function's cases
         >>> from simdbind.conformance.model import case_from_descriptor
         >>> from simdbind.conformance.implementations import implementations
         >>> bundled = implementations(["bundled"], isa="base")[0]
@@ -133,7 +133,7 @@ class Implementation(Protocol):
             The simdbind function name.
         case : Case
             The case; ``case.params`` holds its parameters (see the function's cases module,
-            ``simdbind/conformance/cases/<family>.py``).
+            ``simdbind/conformance/families/<family>/cases.py``).
         inputs : dict
             The arrays and values the function's ``inputs()`` built for the case; never modify them.
 
@@ -149,7 +149,7 @@ class Implementation(Protocol):
 
         Examples
         --------
-        >>> import simdbind.conformance.cases               # registers every function's cases
+        >>> import simdbind.conformance.registry               # registers every function's cases
         >>> from simdbind.conformance.model import REGISTRY, case_from_descriptor
         >>> from simdbind.conformance.implementations import implementations
         >>> bundled = implementations(["bundled"], isa="base")[0]

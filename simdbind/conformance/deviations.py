@@ -1,4 +1,5 @@
-"""The catalogue of known deviations (data in ``simdbind/conformance/deviations/<family>.json``; format in its README.md).
+"""The catalogue of known deviations (data: each family's ``simdbind/conformance/families/<family>/deviations.json``;
+format in ``simdbind/conformance/families/README.md``).
 
 A case that an entry matches (same function, ``when`` true for the case, the implementation among ``affects`` and
 its version within ``versions``) is reported as ``known`` (a known deviation, with the entry's id) when it fails,
@@ -16,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from simdbind._versions import VersionRange
+from simdbind.conformance import families
 
 if TYPE_CHECKING:
     from simdbind.conformance.model import Case, Function
 
-DIRECTORY = Path(__file__).with_name("deviations")
 REQUIRED = ("id", "function", "when", "versions", "spec", "behaviour", "affects")
 OPTIONAL = ("example", "note")
 ISAS = ("base", "sse41", "avx2", "avx512bw", "avx512vnni")
@@ -147,19 +148,35 @@ class Catalogue:
         return [e.as_dict() for e in self.entries]
 
 
+def _entries(path: Path, source: str) -> list[Deviation]:
+    """The entries of one catalogue file, validated; `source` names the file in them and in errors."""
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise CatalogueError(f"{source}: not valid JSON: {error}") from None
+    if not isinstance(data, list):
+        raise CatalogueError(f"{source}: must hold a JSON list of entries, got {type(data).__name__}")
+    return [parse_entry(raw, source, index) for index, raw in enumerate(data)]
+
+
+def family(name: str) -> Catalogue:
+    """The package's catalogue file of family `name` (``families/<name>/deviations.json``), validated."""
+    return Catalogue(_entries(families.path(name, "deviations.json"), f"{name}/deviations.json"))
+
+
 def load(directory: str | Path | None = None) -> Catalogue:
-    """Every ``*.json`` file of `directory` (default: ``simdbind/conformance/deviations``), validated."""
-    directory = Path(directory) if directory is not None else DIRECTORY
+    """Every ``*.json`` file of `directory`, validated; by default the package's catalogue, every family's
+    ``deviations.json``."""
     catalogue = Catalogue()
+    if directory is None:
+        for name in families.names():
+            for entry in family(name).entries:
+                catalogue.add(entry)
+        return catalogue
+    directory = Path(directory)
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-        try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError as error:
-            raise CatalogueError(f"{path.name}: not valid JSON: {error}") from None
-        if not isinstance(data, list):
-            raise CatalogueError(f"{path.name}: must hold a JSON list of entries, got {type(data).__name__}")
-        for index, raw in enumerate(data):
-            catalogue.add(parse_entry(raw, path.name, index))
+        for entry in _entries(path, path.name):
+            catalogue.add(entry)
     return catalogue
 
 
@@ -187,7 +204,7 @@ def validate(catalogue: Catalogue, registry: Mapping[str, Function] | None = Non
     a ``when`` that fails or matches no case (the function's cases and the example).
     Empty when the catalogue is sound. Every ISA name is tried for ``isa``."""
     if registry is None:
-        from simdbind.conformance import cases as _cases  # noqa: F401
+        from simdbind.conformance import registry as _registry  # noqa: F401  (registers every function)
         from simdbind.conformance.model import REGISTRY
 
         registry = REGISTRY

@@ -6,7 +6,7 @@ and against the same reference, tolerance and deviation catalogue as the grid pr
 result of its case, and the search goes on in a fresh worker. Each finding -- a failure that the catalogue does not
 explain -- is shrunk by hypothesis to a minimal case and printed as its descriptor, a repro line and a
 catalogue-ready JSON entry; ``--keep FILE`` appends the minimal descriptors to a regression file (the files in
-``simdbind/conformance/regressions/<family>.txt`` are part of the ``ci`` and ``full`` profiles).
+``simdbind/conformance/families/<family>/regressions.txt`` are part of the ``ci`` and ``full`` profiles).
 
 The search runs in this process (hypothesis draws and shrinks); only the calls into the implementation run in the
 worker. The wall-time budget is shared equally by every (implementation, function) pair; shrinking a finding may

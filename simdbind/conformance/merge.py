@@ -53,7 +53,7 @@ def column_texts(files: Sequence[str], runs: Sequence[Run], cpus: Sequence[str],
     the report's file name when another run of the same machine names the same implementation (two builds); and
     with the report's position on the command line, [k], when the whole label would still be another column's
     (names that hold " / ", or file names that do). No two columns get one label."""
-    from simdbind.conformance.report import implementation_names
+    from simdbind.conformance.aggregate import implementation_names
 
     names = [Path(file).name for file in files]
     names = names if len(set(names)) == len(names) else list(files)
@@ -83,7 +83,7 @@ def _common(values: Sequence[Any]) -> Any:
 def merge(files: Sequence[str], runs: Sequence[Run], command: str = "") -> Run:
     """One run whose columns are every report's implementations, labelled by machine; the shards of one run
     share their columns (merged, they are that run)."""
-    from simdbind.conformance.report import implementation_names
+    from simdbind.conformance.aggregate import implementation_names
     from simdbind.conformance.runner import STATUSES, Run
     from simdbind.conformance.schema import FORMAT
 
@@ -150,7 +150,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def main(args: argparse.Namespace) -> int:
-    from simdbind.conformance import report
+    from simdbind.conformance import aggregate, report
     from simdbind.conformance.printable import printable
     from simdbind.conformance.schema import MAX_RESULTS, ReportError, read_report
 
@@ -181,7 +181,7 @@ def main(args: argparse.Namespace) -> int:
     columns = merged.meta["environment"]["implementations"]
     machines_count = len({c["machine"] for c in columns})
     print(f"merged {len(runs)} report{'s' * (len(runs) != 1)}: {len(columns)} column{'s' * (len(columns) != 1)} on "
-          f"{machines_count} machine{'s' * (machines_count != 1)}, {report.totals_line(merged)}")
+          f"{machines_count} machine{'s' * (machines_count != 1)}, {aggregate.totals_line(merged)}")
     for note in partial_notes(args.reports, runs):
         print(note)
     if written:

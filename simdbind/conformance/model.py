@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 import numpy as np
 
+from simdbind.conformance import families
 from simdbind.conformance.tolerance import Tolerance
 
 if TYPE_CHECKING:
@@ -46,9 +47,8 @@ PAGE_BYTES = 4096
 #: The key of a case's inputs under which the runner hands ``run()`` its :class:`GuardedOutputs`.
 OUTPUTS = "_outputs"
 
-#: The profiles that run the regression cases kept by ``explore --keep`` (regressions/<family>.txt).
+#: The profiles that run the regression cases kept by ``explore --keep`` (families/<family>/regressions.txt).
 REGRESSION_PROFILES = ("ci", "full")
-REGRESSIONS = Path(__file__).with_name("regressions")
 
 
 class DescriptorError(ValueError):
@@ -61,7 +61,7 @@ class Case:
     profiles run it (a property of the grid, not of the case: it takes no part in equality).
 
     A descriptor is ``<function> key=value ...``: the keys, their order and defaults are the function's fields in
-    ``simdbind/conformance/cases/<family>.py``, and a key at its default is left out. Cases are made by the
+    ``simdbind/conformance/families/<family>/cases.py``, and a key at its default is left out. Cases are made by the
     functions' grids; :func:`case_from_descriptor` parses one back from its text.
 
     Attributes
@@ -80,7 +80,7 @@ class Case:
 
     Examples
     --------
-    >>> import simdbind.conformance.cases                   # registers every function's cases
+    >>> import simdbind.conformance.registry                   # registers every function's cases
     >>> from simdbind.conformance.model import case_from_descriptor
     >>> case = case_from_descriptor("eltwise op=max count=2 size=17")
     >>> case.function, case.params["op"], case.params["size"], case.group
@@ -110,7 +110,7 @@ class Case:
 
         Examples
         --------
-        >>> import simdbind.conformance.cases                   # registers every function's cases
+        >>> import simdbind.conformance.registry                   # registers every function's cases
         >>> from simdbind.conformance.model import case_from_descriptor
         >>> case = case_from_descriptor("eltwise op=max count=2 size=17")
         >>> case.seed(1) == case.seed(1) != case.seed(2)
@@ -133,7 +133,7 @@ class Case:
 
         Examples
         --------
-        >>> import simdbind.conformance.cases                   # registers every function's cases
+        >>> import simdbind.conformance.registry                   # registers every function's cases
         >>> from simdbind.conformance.model import case_from_descriptor
         >>> case = case_from_descriptor("unary op=exp size=5")
         >>> case.rng(7).random() == case.rng(7).random()
@@ -408,7 +408,7 @@ class Function:
         return cached
 
     def cases(self) -> list[Case]:
-        """Every case: the grid, then the kept regression cases of the family (regressions/<family>.txt)."""
+        """Every case: the grid, then the kept regression cases of the family (families/<family>/regressions.txt)."""
         grid = self.grid_cases()
         names = {c.descriptor for c in grid}
         kept = [c for c in regression_cases(self) if c.descriptor not in names]
@@ -481,7 +481,10 @@ def unique(cases: Iterable[Case]) -> list[Case]:
 
 
 def regression_file(family: str, directory: Path | None = None) -> Path:
-    return (directory or REGRESSIONS) / f"{family}.txt"
+    """`family`'s regression file: ``<family>.txt`` of `directory`, by default the family folder's ``regressions.txt``."""
+    if directory is not None:
+        return directory / f"{family}.txt"
+    return families.path(family, "regressions.txt")
 
 
 def regression_cases(function: Function, directory: Path | None = None) -> list[Case]:

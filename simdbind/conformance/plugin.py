@@ -248,9 +248,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
     run = config.stash.get(_RUN, None)
     if run is None:
         return
-    from simdbind.conformance import report
+    from simdbind.conformance import aggregate
 
     terminalreporter.write_sep("-", "simdbind conformance")
-    terminalreporter.write_line(f"conformance: {report.totals_line(run)}")
+    terminalreporter.write_line(f"conformance: {aggregate.totals_line(run)}")
     for path in config.stash.get(_WRITTEN, []):
         terminalreporter.write_line(f"report: {path}")

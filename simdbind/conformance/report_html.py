@@ -14,7 +14,7 @@ from itertools import groupby
 from typing import Any
 
 from simdbind.conformance.printable import printable
-from simdbind.conformance.report import BAD, Cell, fmt_rel, fmt_ulp, matrix, totals
+from simdbind.conformance.aggregate import BAD, Cell, fmt_rel, fmt_ulp, matrix, totals
 from simdbind.conformance.runner import CaseResult, Run
 from simdbind.conformance.schema import FORMAT
 

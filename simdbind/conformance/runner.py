@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
-from simdbind.conformance import cases as _cases  # noqa: F401  (registers every function)
+from simdbind.conformance import registry as _registry  # noqa: F401  (registers every function)
 from simdbind.conformance import deviations as _deviations
 from simdbind.conformance import guard
 from simdbind.conformance.api import Unsupported
@@ -307,7 +307,7 @@ def run(implementations: Sequence[Any], function_names: Iterable[str] | None = N
         modules: Sequence[str] = (), shard: Shard | None = None) -> Run:
     """Run the selected cases. `workers` > 1 runs them in that many processes (spawned, so that torch and
     ONNX Runtime thread pools are never forked); the results, in the same order, are identical. `modules`: extra
-    modules that register functions (outside ``simdbind.conformance.cases``), imported by each worker. `shard`:
+    modules that register functions (outside the families, ``simdbind.conformance.families``), imported by each worker. `shard`:
     only that part of the plan (:func:`plan`).
 
     The user's Ctrl-C does not raise: the workers are stopped at once and the run returns what completed, with

@@ -1,0 +1,10 @@
+"""The convolution family: SimdSynetConvolution32f* through simdbind.Convolution32f.
+
+Its registry: importing this package registers the functions its ``cases.py`` defines; :data:`FUNCTIONS` names
+them in registration order. The other files of this folder: ``reference.py``, ``peers.py``, ``deviations.json``
+(docs/guide/layout.md)."""
+
+from simdbind.conformance.families import functions
+from simdbind.conformance.families.convolution import cases as _cases  # noqa: F401  (registers the functions)
+
+FUNCTIONS = functions("convolution")
