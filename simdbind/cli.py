@@ -17,6 +17,7 @@ from simdbind.conformance import explore as conformance_explore
 from simdbind.conformance import merge as conformance_merge
 from simdbind.conformance import names as conformance_names
 from simdbind.conformance import options as conformance_options
+from simdbind.conformance import values as conformance_values
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -414,7 +415,7 @@ def _main(argv: Sequence[str] | None) -> int:
     conformance_options.add_cli_arguments(conf)
     conf.set_defaults(handler=_conformance, conformance_command=None)
     conf_sub = conf.add_subparsers(dest="conformance_command",
-                                   metavar="[diff OLD.json NEW.json | merge A.json B.json ... | explore | coverage]")
+                                   metavar="[diff OLD.json NEW.json | merge A.json B.json ... | explore | coverage | classes]")
     conf_diff = conf_sub.add_parser("diff", help="list regressions and fixes between two JSON reports")
     conf_diff.add_argument("old", metavar="OLD.json")
     conf_diff.add_argument("new", metavar="NEW.json")
@@ -422,6 +423,7 @@ def _main(argv: Sequence[str] | None) -> int:
     conformance_merge.add_parser(subcommands)
     conformance_explore.add_parser(subcommands)
     conformance_coverage.add_parser(subcommands)
+    conformance_values.add_parser(subcommands)
 
     bench = sub.add_parser(
         "bench", help="benchmark the libraries (bundled per ISA, external) against the peers",

@@ -1,0 +1,196 @@
+"""Classes of values: which kinds of numbers a function's cases give it and which its reference gives back.
+
+Floating-point data (float32, bf16) falls into eleven classes: ``nan``, ``-inf``, ``-max`` (the largest finite
+magnitude, negative), ``-normal``, ``-subnormal``, ``-0``, ``+0``, ``+subnormal``, ``+normal``, ``+max``, ``+inf``.
+Integer data falls into ``min`` and ``max`` (the type's extremes), ``negative``, ``0`` and ``positive`` between
+them. :func:`reached` counts, over a list of cases, the classes of every input array and every reference output,
+so that a profile can be checked to give each function every class it can take and to make it produce every class
+the contract lets it produce (``simdbind conformance classes``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, Iterable
+
+import numpy as np
+
+FLOAT_CLASSES = ("nan", "-inf", "-max", "-normal", "-subnormal", "-0", "+0", "+subnormal", "+normal", "+max", "+inf")
+INT_CLASSES = ("min", "negative", "0", "positive", "max")
+
+
+def _is_bf16(array: np.ndarray) -> bool:
+    return array.dtype.name == "bfloat16"
+
+
+def classes(array: Any) -> set[str]:
+    """The classes of the values of `array` (an empty set for data that is not numbers)."""
+    data = np.asarray(array)
+    if data.size == 0:
+        return set()
+    if data.dtype.kind == "f" or _is_bf16(data):
+        return _float_classes(data)
+    if data.dtype.kind in "iu":
+        return _int_classes(data)
+    if data.dtype.kind == "b":
+        return set()
+    return set()
+
+
+def _float_classes(data: np.ndarray) -> set[str]:
+    info = _finfo(data)
+    with np.errstate(invalid="ignore"):
+        values = data.astype(np.float64).ravel()
+    found: set[str] = set()
+    if np.isnan(values).any():
+        found.add("nan")
+    finite = values[np.isfinite(values)]
+    if np.isposinf(values).any():
+        found.add("+inf")
+    if np.isneginf(values).any():
+        found.add("-inf")
+    magnitude = np.abs(finite)
+    negative = np.signbit(finite)
+    for sign, chosen in (("-", negative), ("+", ~negative)):
+        part = magnitude[chosen]
+        if part.size == 0:
+            continue
+        if (part == 0).any():
+            found.add(f"{sign}0")
+        if ((part > 0) & (part < info[0])).any():
+            found.add(f"{sign}subnormal")
+        if ((part >= info[0]) & (part < info[1])).any():
+            found.add(f"{sign}normal")
+        if (part == info[1]).any():
+            found.add(f"{sign}max")
+    return found
+
+
+def _finfo(data: np.ndarray) -> tuple[float, float]:
+    """(smallest normal, largest finite) of the array's float type."""
+    if _is_bf16(data):
+        return 2.0 ** -126, float(np.float32(np.frombuffer(np.uint32(0x7F7F0000).tobytes(), np.float32)[0]))
+    info = np.finfo(data.dtype)
+    return float(info.smallest_normal), float(info.max)
+
+
+def _int_classes(data: np.ndarray) -> set[str]:
+    info = np.iinfo(data.dtype)
+    found: set[str] = set()
+    if (data == info.min).any():
+        found.add("min")
+    if (data == info.max).any():
+        found.add("max")
+    between = data[(data != info.min) & (data != info.max)]
+    if (between < 0).any():
+        found.add("negative")
+    if (between == 0).any():
+        found.add("0")
+    if (between > 0).any():
+        found.add("positive")
+    return found
+
+
+def as_values(array: np.ndarray, dtype: str) -> np.ndarray:
+    """The array as the numbers it holds: bf16 data kept as its uint16 bit patterns (a case of dtype bf16) viewed as
+    bfloat16."""
+    if array.dtype == np.uint16 and dtype in ("bf16", "bfloat16"):
+        import ml_dtypes
+
+        return array.view(ml_dtypes.bfloat16)
+    return array
+
+
+def kind(array: Any) -> str:
+    """"float" or "int" (the class list that applies), "" for other data."""
+    data = np.asarray(array)
+    if data.dtype.kind == "f" or _is_bf16(data):
+        return "float"
+    return "int" if data.dtype.kind in "iu" else ""
+
+
+def reached(function: Any, cases: Iterable[Any], seed: int) -> dict[str, dict[str, set[str]]]:
+    """For the inputs (by name) and the outputs (``out``, ``out1``, ...) of `function` over `cases`, the classes
+    their values fell into. The outputs are the reference's (what the contract makes of the inputs), so no
+    implementation is called."""
+    found: dict[str, dict[str, set[str]]] = {"inputs": {}, "outputs": {}}
+    for case in cases:
+        inputs = function.inputs(case, case.rng(seed))
+        for name, value in inputs.items():
+            if isinstance(value, np.ndarray) and kind(value) and not name.startswith("_"):
+                value = as_values(value, case.dtype)
+                found["inputs"].setdefault(f"{name}:{kind(value)}", set()).update(classes(value))
+        try:
+            expected = function.reference(case, dict(inputs))
+        except (KeyError, TypeError):  # a reference that follows what run() recorded: no output classes here
+            continue
+        parts = expected if isinstance(expected, tuple) else (expected,)
+        for index, part in enumerate(parts):
+            array = as_values(np.asarray(part), case.dtype)
+            if kind(array):
+                label = "out" if index == 0 else f"out{index}"
+                found["outputs"].setdefault(f"{label}:{kind(array)}", set()).update(classes(array))
+    return found
+
+
+def missing(found: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Per array, the classes of its kind that `found` lacks."""
+    result = {}
+    for name, seen in found.items():
+        every = FLOAT_CLASSES if name.endswith(":float") else INT_CLASSES
+        lacking = [c for c in every if c not in seen]
+        if lacking:
+            result[name] = lacking
+    return result
+
+
+# -- command line -------------------------------------------------------------------------------------------------
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    from simdbind.conformance import options
+
+    parser = subparsers.add_parser(
+        "classes", help="the classes of values (NaN, infinities, zeros, subnormals, extremes) a profile's cases give "
+                        "each function and make its reference produce",
+        description=__doc__.split("\n\n")[0],
+        epilog="Exit codes: 0 every input array reached every class of its kind, 1 one did not, 2 a usage error.")
+    options.add_cli_arguments(parser, ("profile", "function", "seed"))
+    parser.add_argument("--json", default=None, metavar="FILE", help="write the classes reached and missing as JSON")
+    parser.set_defaults(handler=main)
+    return parser
+
+
+def main(args: argparse.Namespace) -> int:
+    from simdbind.conformance import options, runner
+    from simdbind.conformance.names import error as _error
+
+    seed = args.seed if args.seed is not None else runner.DEFAULT_SEED
+    try:
+        chosen = runner.functions(args.function)
+    except (KeyError, ValueError) as error:
+        return _error(error.args[0] if isinstance(error, KeyError) and error.args else str(error))
+    if args.json:
+        problem = options.check_writable(args.json, "--json")
+        if problem:
+            return _error(problem)
+    report: dict[str, Any] = {}
+    lacking = 0
+    for function in chosen:
+        cases = [case for case in function.cases() if args.profile in case.profiles]
+        found = reached(function, cases, seed)
+        report[function.name] = {side: {name: {"reached": sorted(seen), "missing": missing({name: seen}).get(name, [])}
+                                        for name, seen in found[side].items()} for side in ("inputs", "outputs")}
+        for name, gaps in missing(found["inputs"]).items():
+            lacking += 1
+            print(f"{function.name} input {name}: missing {', '.join(gaps)}")
+        for name, seen in found["outputs"].items():  # what the contract can produce differs by function: shown
+            order = FLOAT_CLASSES if name.endswith(":float") else INT_CLASSES
+            print(f"{function.name} output {name}: reached {', '.join(c for c in order if c in seen)}")
+    print(f"classes: {len(chosen)} function(s), profile {args.profile}: "
+          + ("every input reached every class" if not lacking else f"{lacking} input(s) miss a class"))
+    if args.json:
+        try:
+            options.write_text(args.json, json.dumps(report, indent=1) + "\n")
+        except OSError as error:
+            return _error(f"--json {args.json}: cannot be written ({error.strerror or error})")
+    return 1 if lacking else 0
