@@ -376,7 +376,7 @@ ROUTED_EXAMPLES = [_routes.CONV32F_ONE_CHANNEL_WIDE_KERNEL, _routes.CONV32F_ONE_
 @pytest.mark.parametrize("route", ROUTED_EXAMPLES, ids=lambda r: r.entry)
 def test_the_catalogue_example_of_a_routed_entry_passes_through_the_wrapper_on_upstream(route):
     """The example's case calls the wrapper with the suite's NaN guard zones: on an affected build it crashes or
-    deviates without the route, and matches the reference (catalogued, so: xpass) with it."""
+    deviates without the route, and matches the reference with it: a pass that names the route."""
     from simdbind.conformance import deviations as _deviations
     from simdbind.conformance import runner
     from simdbind.conformance.explore import Worker
@@ -395,7 +395,8 @@ def test_the_catalogue_example_of_a_routed_entry_passes_through_the_wrapper_on_u
         result = worker.run(REGISTRY[found["function"]], case)
     finally:
         worker.stop()
-    assert result.status == "xpass" and route.entry in result.deviation.split(", "), result.detail[:300]
+    assert result.status == "pass" and route.entry in result.deviation.split(", "), result.detail[:300]
+    assert "routed around" in result.detail
 
 
 def _preceded_by_zeros(ffi, pointer, floats: int) -> bool:
@@ -489,3 +490,31 @@ def test_inverted_restrict_range_bounds_reach_upstream_as_upper_twice_on_the_ent
     assert given == pytest.approx((upper, upper) if routed else bounds)
     product = a.astype(np.float64) @ b.T.astype(np.float64)
     np.testing.assert_allclose(got, np.minimum(np.maximum(lower, product), upper), rtol=1e-5, atol=1e-5)
+
+
+def test_a_pass_that_a_taken_route_explains_is_a_pass_and_a_direct_call_that_passes_is_an_xpass():
+    """The catalogue describes the C function's defect; through the wrapper, which routes around it, the case
+    passes, and that is the route at work (pass, naming the entry), not the defect gone (xpass). A case that calls
+    the C function directly takes no route, so its pass is an xpass."""
+    from types import SimpleNamespace
+
+    from simdbind.conformance import runner
+    from simdbind.conformance.model import REGISTRY
+
+    found = entry(_routes.MAX32F_NCHW_SPECIAL_KERNELS)
+    function = REGISTRY[found["function"]]
+    library = SimpleNamespace(kind="external", version="7.1.162.HEAD-4615122", isa="avx512bw", path="libSimd.so")
+    upstream = SimpleNamespace(name="upstream", kind="external", version=library.version, isa="avx512bw",
+                               library=library, repro_args=lambda: "--library libSimd.so")
+    assert _routes.MAX32F_NCHW_SPECIAL_KERNELS.taken(library)
+
+    def classify(descriptor: str) -> runner.CaseResult:
+        case = function.parse(descriptor)
+        result = runner.new_result(upstream, function, case, "pass")
+        return runner._classify(result, upstream, case, 1, None)
+
+    routed = classify(found["example"].replace(" direct=true", ""))
+    assert routed.status == "pass" and found["id"] in routed.deviation.split(", ")
+    assert "routed around" in routed.detail and found["id"] in routed.detail
+    direct = classify(found["example"] + ("" if "direct=true" in found["example"] else " direct=true"))
+    assert direct.status == "xpass" and "did not show" in direct.detail

@@ -256,13 +256,29 @@ def _classify(result: CaseResult, implementation: Any, case: Case, seed: int,
     if known:
         result.deviation = ", ".join(e.id for e in known)
         behaviour = "; ".join(f"{e.id} ({e.spec}): {e.behaviour}" for e in known)
+        routed = _routed(implementation, known, case)
         if result.status in ("fail", "error"):
             result.status, result.detail = "known", f"known deviation {behaviour}; observed: {result.detail}"
+        elif result.status == "pass" and routed and len(routed) == len(known):
+            result.detail = f"the wrapper routed around {', '.join(routed)} (simdbind/_routes.py)"
         elif result.status == "pass":
             result.status, result.detail = "xpass", f"catalogued deviation did not show: {behaviour}"
     if result.status != "pass":
         result.repro = repro_command(implementation, case, seed)
     return result
+
+
+def _routed(implementation: Any, known: Sequence[_deviations.Deviation], case: Case) -> list[str]:
+    """The ids of the matched entries whose route simdbind's wrappers take on the implementation's library: such a
+    case passing is the route at work, not the entry's behaviour gone. A case that calls the C function directly
+    (``direct``) takes no route."""
+    library = getattr(implementation, "library", None)
+    if library is None or case.params.get("direct"):
+        return []
+    from simdbind._routes import ROUTES
+
+    routes = {route.entry: route for route in ROUTES}
+    return [entry.id for entry in known if entry.id in routes and routes[entry.id].taken(library)]
 
 
 @dataclass
