@@ -1,11 +1,14 @@
 """The conformance suite's families, one folder each (``families/<family>/``), every folder with the same files:
 
 ``__init__.py`` (the family's registry), ``cases.py`` (its functions' cases, tolerances and benchmark cases),
-``reference.py`` (the NumPy references), ``peers.py`` (the other engines' adapters), ``deviations.json`` (its entries
-of the catalogue of known deviations) and, where ``explore --keep`` kept some, ``regressions.txt``.
+``reference.py`` (the NumPy references), ``peers.py`` (the other engines' adapters of its functions: one class per
+engine, each adapter registered on its engine with :func:`simdbind.conformance.engines.adapter`; it imports no
+engine until an adapter runs), ``deviations.json`` (its entries of the catalogue of known deviations) and, where
+``explore --keep`` kept some, ``regressions.txt``.
 
 :func:`names` lists the folders: it is the one list of the families, read by everything that needs it (the case
-registry, the engines, the benchmarks, the catalogue, the test module). Importing this package imports no family.
+registry, the engines, which import every family's ``peers``, the benchmarks, the catalogue, the test module).
+Importing this package imports no family.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ Blob names are generated; a blob that feeds several layers goes through a ``Spli
 consumer per blob). Weights are appended in load order: ``tagged`` arrays carry the 4-byte float32 tag that
 ncnn's ``ModelBin.load(size, 0)`` reads (convolution and inner-product weights), the others are raw
 (``load(size, 1)``: biases, PReLU slopes). The network runs with float32 storage and arithmetic (no fp16, bf16
-or int8 paths, which would measure ncnn's precision policy instead of its kernels) on one thread.
+or int8 paths, which would measure ncnn's precision policy instead of its kernels) on one thread. ncnn is imported
+only when a network is loaded.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Sequence
 
-import ncnn
 import numpy as np
 
 #: Winograd is left on: it is ncnn's default float32 path for 3x3 stride-1 convolutions (the convolution tolerance
@@ -83,6 +83,8 @@ class Graph:
         return self.layers("Split", [blob], tops=count)
 
     def net(self) -> Any:
+        import ncnn
+
         net = ncnn.Net()
         for name, value in self.options.items():
             setattr(net.opt, name, value)
@@ -98,6 +100,8 @@ class Graph:
 
     def runner(self) -> Runner:
         """A callable like :meth:`run` over one loaded network, for running several images through it."""
+        import ncnn
+
         net = self.net()
 
         def run(feeds: dict[str, np.ndarray], outputs: Sequence[str]) -> list[np.ndarray]:
@@ -124,6 +128,17 @@ class Graph:
             return results
 
         return run
+
+
+def per_image(x: np.ndarray, layout: str, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """`fn` on each CHW image of `x` (3D, or 4D with a batch; NHWC transposed to CHW and back)."""
+    images = x if x.ndim == 4 else x[None]
+    if layout == "nhwc":
+        images = images.transpose(0, 3, 1, 2)
+    y = np.stack([fn(np.ascontiguousarray(image)) for image in images])
+    if layout == "nhwc":
+        y = y.transpose(0, 2, 3, 1)
+    return np.ascontiguousarray(y if x.ndim == 4 else y[0])
 
 
 #: While :func:`prepared` runs an adapter: the (network's run, feeds, outputs) of every extraction it makes.

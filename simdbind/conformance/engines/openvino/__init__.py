@@ -1,9 +1,10 @@
 """OpenVINO (the ``openvino`` package, CPU plugin) as a conformance peer: one small model per case shape, built
-from opset ops (:mod:`._graph`), compiled for float32 on one thread. Its adapters (one module per family it covers); the mappings
-and what each cannot express are in each module's docstring and in docs/peers.md."""
+from opset ops (:mod:`._graph`), compiled for float32 on one thread. The adapters are in each family's
+``families/<family>/peers.py`` (class ``OpenVINO``), with the mappings and what each cannot express in its docstring
+and in docs/peers.md; the implementation collects them by importing those modules, then makes every adapter's
+prepared call (:mod:`.prepare`)."""
 
 from simdbind.conformance import PythonImplementation
-from simdbind.conformance.engines import adapter_modules
+from simdbind.conformance.engines import peer_modules
 
-implementation = PythonImplementation("openvino", requires=("openvino",),
-                                      modules=adapter_modules(__name__, __file__))
+implementation = PythonImplementation("openvino", requires=("openvino",), modules=peer_modules(f"{__name__}.prepare"))

@@ -5,18 +5,19 @@
 ``run`` makes one ``Parameter`` per feed (static shape and element type of that feed), so the key only names what
 the feeds' shapes do not. Every model is compiled for float32 inference on one thread: OpenVINO's CPU plugin
 otherwise infers in bf16 on CPUs with AVX-512 BF16 (its INFERENCE_PRECISION_HINT default), which would measure
-the plugin's precision policy instead of its kernels.
+the plugin's precision policy instead of its kernels. openvino is imported only when a model is built.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-import openvino as ov
-from openvino import opset15 as ops
+
+if TYPE_CHECKING:
+    import openvino as ov
 
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 #: Compiled models kept per process (a ci run compiles a few hundred; each holds its own buffers).
@@ -27,6 +28,9 @@ _requests: OrderedDict[Any, Any] = OrderedDict()
 
 
 def _request(key: Any, build: Callable[..., Sequence[Any]], feeds: Sequence[np.ndarray]) -> Any:
+    import openvino as ov
+    from openvino import opset15 as ops
+
     global _core
     request = _requests.get(key)
     if request is not None:
@@ -79,6 +83,8 @@ def prepared(adapter: Callable[[Any, dict[str, Any]], Any], case: Any, inputs: d
 
 
 def constant(values: Any, dtype: Any = np.float32) -> Any:
+    from openvino import opset15 as ops
+
     return ops.constant(np.asarray(values, dtype))
 
 
@@ -86,6 +92,8 @@ def activation(x: Any, kind: str, params: Any, channel_axis: int, rank: int) -> 
     """Simd's activation `kind` (C-order `params`) on node `x`, with OpenVINO's op of the same function
     where there is one (Relu, PRelu, Elu, HardSigmoid, Swish, Gelu(erf), Mish, HSwish), else composed from
     Minimum/Maximum/Multiply/Add/Select exactly as the formula reads."""
+    from openvino import opset15 as ops
+
     p = [] if params is None else [float(v) for v in np.asarray(params, np.float32).ravel()]
     if kind == "identity":
         return x

@@ -1,5 +1,7 @@
-"""PyTorch as a conformance peer. Its adapters (one module per family it covers); the mappings, and what torch cannot express, are
-in each module's docstring."""
+"""PyTorch as a conformance peer: its implementation object and the helpers its adapters share. The adapters are in
+each family's ``families/<family>/peers.py`` (class ``Torch``), with the mappings and what torch cannot express in
+its docstring; the implementation collects them by importing those modules
+(:func:`~simdbind.conformance.engines.peer_modules`). torch is imported only where an adapter runs."""
 
 from __future__ import annotations
 
@@ -8,11 +10,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simdbind.conformance import PythonImplementation
-from simdbind.conformance.engines import adapter_modules
+from simdbind.conformance.engines import peer_modules
 
 if TYPE_CHECKING:
     import torch
-
 
 
 def as_numpy(tensor: torch.Tensor) -> np.ndarray:
@@ -21,11 +22,21 @@ def as_numpy(tensor: torch.Tensor) -> np.ndarray:
     return array
 
 
+def tensor(x: np.ndarray, layout: str = "nchw") -> torch.Tensor:
+    """A tensor of `x` (NCHW order; an NHWC array becomes a channels_last NCHW view of the same memory), as the
+    prepared calls hold their inputs."""
+    import torch
+
+    t = torch.from_numpy(np.ascontiguousarray(x))
+    if layout == "nhwc":
+        t = t.permute(0, 3, 1, 2) if t.dim() == 4 else t.permute(2, 0, 1)
+    return t
+
+
 def _one_thread() -> None:
     import torch
 
     torch.set_num_threads(1)  # small cases; shared CPUs; deterministic reductions
 
 
-implementation = PythonImplementation("torch", requires=("torch",), setup=_one_thread,
-                                      modules=adapter_modules(__name__, __file__))
+implementation = PythonImplementation("torch", requires=("torch",), setup=_one_thread, modules=peer_modules())

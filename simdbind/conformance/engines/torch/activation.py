@@ -1,17 +1,21 @@
 """The Simd activations (SimdConvolutionActivationType) with PyTorch's own functions where they are the same function,
-for the torch adapters of the convolution and inner-product families."""
+for the torch adapters of the convolution and inner-product families (imports torch when it runs)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-import torch.nn.functional as F
+
+if TYPE_CHECKING:
+    import torch
 
 
 def activate(x: torch.Tensor, kind: str, params: Any, channel_dim: int) -> torch.Tensor:
     """`kind` with Simd's parameters (C order); prelu slopes run along `channel_dim`."""
+    import torch
+    import torch.nn.functional as F
+
     p = [] if params is None else [float(v) for v in np.asarray(params, np.float32).ravel()]
     if kind == "identity":
         return x
