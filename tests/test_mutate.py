@@ -107,3 +107,24 @@ def test_a_mutant_of_shuffle_is_killed_and_a_discarded_one_is_not_counted(tmp_pa
     outcomes = mutate.run([sign, broken], tmp_path / "work", timeout=600, echo=lambda line: None)
     assert [o.result for o in outcomes] == ["killed", "discarded"]
     assert mutate.score(outcomes) == (1, 0)
+
+
+def test_every_upstream_file_the_coverage_rule_counts_maps_to_functions_of_the_suite():
+    import mutate_upstream
+
+    from simdbind.conformance import coverage
+    from simdbind.conformance.registry import REGISTRY
+
+    components = ["Synet", "SynetConvolution32fNhwcDirect", "SynetInnerProduct32f", "SynetInnerProduct8i",
+                  "SynetPoolingMax32f", "SynetSoftmax32f", "SynetSoftmax16b", "SynetUnaryOperation",
+                  "SynetGatherElements", "Gemm32fNN", "Gemm32f", "Winograd1", "SynetActivation", "SynetAdd", "BFloat16"]
+    for isa in ("Base", "Sse41", "Avx2", "Avx512bw"):
+        for component in components:
+            name = f"Simd{isa}{component}.cpp"
+            assert coverage.unit_of("upstream", name).in_scope, name
+            functions = mutate_upstream.functions_of(name)
+            assert functions and set(functions) <= set(REGISTRY), (name, functions)
+    assert mutate_upstream.functions_of("SimdAvx512bwSynetConvolution32fNhwcDirect.cpp") == ["convolution32f"]
+    assert mutate_upstream.functions_of("SimdSse41Synet.cpp") == ["eltwise", "lrn", "shuffle", "inner_product_layer"]
+    with pytest.raises(KeyError):
+        mutate_upstream.functions_of("SimdAvx2ResizeBilinear.cpp")
