@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * gemm.dispatch.c: the bundled float32 GEMM (internal/gemm.h), compiled once per ISA.
  *
