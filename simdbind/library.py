@@ -24,8 +24,8 @@ from simdbind.errors import (FunctionNotAvailableError, IsaError, LibraryError, 
 
 #: ISA names of the bundled library, lowest first (the index is the C-side ISA number): the names of the enum
 #: ``sb_isa_id`` of csrc/internal/isa_list.h, ``SB_ISA_AVX2`` -> ``"avx2"``.
-ISAS = tuple(name.removeprefix("SB_ISA_").lower()
-             for _, name in sorted(_abi_ffi.typeof("sb_isa_id").elements.items()))
+ISAS: tuple[str, ...] = tuple(name.removeprefix("SB_ISA_").lower()
+                              for _, name in sorted(_abi_ffi.typeof("sb_isa_id").elements.items()))
 
 #: Oldest upstream release whose signatures simdbind's declarations match (InnerProduct32fInit/Forward changed in
 #: v7.0.160, Softmax32f and GatherElements appeared there).
@@ -77,7 +77,7 @@ class Library:
     generation: str = ""
     capabilities: dict[str, Any] = field(default_factory=dict)
     _functions: dict[str, Any] = field(default_factory=dict, repr=False)
-    #: Per-library lookups for the wrappers' fast paths (:func:`simdbind._checks.bindings`), made on first use.
+    #: Per-library lookups for the wrappers' fast paths (:func:`simdbind._fastpath.bindings`), made on first use.
     _bindings: Any = field(default=None, repr=False, compare=False)
 
     # -- functions -------------------------------------------------------------------------------------------
