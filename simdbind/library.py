@@ -177,7 +177,7 @@ class Library:
         True
         """
         if self.kind == "bundled":
-            return ISAS[self.lib.SimdBindGetIsa()]
+            return ISAS[int(self.lib.SimdBindGetIsa())]
         return _best_upstream_isa(self)
 
     def set_isa(self, name: str) -> None:
