@@ -3,7 +3,7 @@
 It runs before simdbind exists (at wheel build time), so it imports nothing of the package.
 
 Two modules come out of one header, ``csrc/simd_synet.h`` (plus ``csrc/simdbind_ext.h`` for the bundled-only
-functions):
+functions, and the enum ``sb_isa_id`` of the ISA numbers, read from the rows of ``csrc/internal/isa_list.h``):
 
 * ``simdbind._abi``: out-of-line ABI mode, declarations only (``OUT_DIR/_abi.py``). ``ffi.dlopen(path)`` drives
   any Simd shared library, upstream or ours, through the exported symbols.
@@ -21,11 +21,25 @@ import cffi
 
 CSRC = Path(__file__).resolve().parent
 HEADERS = [CSRC / "simd_synet.h", CSRC / "simdbind_ext.h"]
+ISA_LIST = CSRC / "internal" / "isa_list.h"
 
 # A declaration is everything from SIMD_API to the semicolon; its name is the identifier before the "(".
 DECLARATION = re.compile(r"SIMD_API\b[^;]*?\b(Simd\w+)\s*\([^;]*\)\s*;", re.S)
 # A definition in our C sources: SIMD_API <type> Name( ... ) {
 DEFINITION = re.compile(r"^SIMD_API\b[^;{]*?\b(Simd\w+)\s*\(", re.M)
+
+
+# A row of the ISA list: X(arg, name, ENUM, ...), one a line (the rows CMakeLists.txt reads too).
+ISA_ROW = re.compile(r"X\(arg, ([a-z0-9]+), ([A-Z0-9]+), [\w-]+, (?:required|optional),")
+
+
+def isa_enum() -> str:
+    """The ISA numbers as the C enum of internal/isa_list.h defines them, for cffi: ``sb_isa_id``, SB_ISA_<ENUM> =
+    the row's index (simdbind.ISAS reads the names from it)."""
+    rows = ISA_ROW.findall(ISA_LIST.read_text())
+    if not rows:
+        raise SystemExit(f"{ISA_LIST}: no ISA rows read")
+    return "typedef enum { " + ", ".join(f"SB_ISA_{enum} = {i}" for i, (_, enum) in enumerate(rows)) + " } sb_isa_id;\n"
 
 
 def _strip(text: str) -> str:
@@ -52,7 +66,7 @@ def cdef(only: set[str] | None = None) -> str:
         for name, declaration in declared_functions(text).items():
             if name not in only:
                 text = text.replace(declaration, "")
-    return _strip(text)
+    return _strip(text) + isa_enum()
 
 
 def _api_sources() -> list[Path]:
@@ -75,7 +89,8 @@ def abi_ffi() -> cffi.FFI:
 def bundled_ffi() -> cffi.FFI:
     ffi = cffi.FFI()
     ffi.cdef(cdef(only=bundled_functions()))
-    ffi.set_source("simdbind._bundled", '#include "simd_synet.h"\n#include "simdbind_ext.h"\n')
+    ffi.set_source("simdbind._bundled",
+                   '#include "simd_synet.h"\n#include "simdbind_ext.h"\n#include "internal/isa_list.h"\n')
     return ffi
 
 

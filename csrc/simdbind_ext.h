@@ -1,7 +1,6 @@
 /*
  * simdbind_ext.h: functions that only the bundled library exports (upstream Simd has no way to choose an ISA or
- * the streaming threshold). ISA numbers are the indices of the names "base", "sse41", "avx2", "avx512bw",
- * "avx512vnni".
+ * the streaming threshold). ISA numbers are the rows of internal/isa_list.h, 0 (base) up; SimdBindIsaName names them.
  */
 #ifndef SIMDBIND_EXT_H
 #define SIMDBIND_EXT_H

@@ -393,27 +393,146 @@ static PyObject *fast_key(PyObject *self, PyObject *const *args, Py_ssize_t narg
  * the planned byte length (written ones: writable), and no written buffer may share a byte with any other
  * buffer of the call. The wrapper checks the dtypes (their identity) before; everything else about the call was
  * decided by the plan's checks. */
-enum {
-    CALL_POOL_AVERAGE = 0, /* plan: n, src bytes, dst bytes (per image), srcC, srcH, srcW, kY, kX, sY, sX, pY, pX,
-                              dstH, dstW, excludePad, format; arrays: src, dst */
-    CALL_POOL_MAX32F = 1,  /* plan: n, src bytes, dst bytes, srcC, srcH, srcW, kC, kY, kX, sC, sY, sX, pC, pY, pX,
-                              dstC, dstH, dstW, format; arrays: src, dst */
-    CALL_POOL_MAX16B = 2,  /* plan: n, src bytes, dst bytes, srcC, srcH, srcW, kY, kX, sY, sX, pY, pX, dstH, dstW,
-                              format; arrays: src, dst */
-    CALL_POOL_MAX8U = 3,   /* as CALL_POOL_MAX16B */
-    CALL_INNER_LAYER = 4,  /* plan: rows, size, count, has bias; arrays: x, weight, bias or None, out */
-    CALL_INNER_8I = 5,     /* plan: M, N, K, compatibility; arrays: src, weight, dst */
-    CALL_CONV32F = 6,      /* plan: context, src bytes, buffer bytes (at least), dst bytes, zero dst first;
-                              arrays: src, buf, dst */
-    CALL_SOFTMAX32F = 7,   /* plan: outer, count, inner; arrays: src, dst */
-    CALL_IP32F = 8,        /* plan: context, A bytes, B bytes (0: NULL), buf bytes (0: NULL), C bytes, zero C first;
-                              arrays: A, B or None, buf or None, C */
-    CALL_KINDS = 9
-};
+/* The planned calls, one row a kind (its number is its row's index; the module exports CALL_<kind>). The kind's
+ * only code is its run_<kind> below, the C call.
+ *   plan     the size_t values of its plan
+ *   reads    the arrays read, which come first; then the written ones, up to `arrays`
+ *   loops    1: the plan's p[0] is a count of C calls (images or rows), made inside one ISA pin
+ *   bytes    the byte length array i must have: per_image (p[0] * p[1 + i]), planned (p[1 + i]) or a function
+ *   longer   the array that may be longer than its planned length (the conv buffer), or -1
+ *   absent   where the C function takes NULL: which arrays may be None, under which plan (never, bias_flag, no_bytes)
+ *   zero     the plan value that asks for the last array to be zeroed before the call (libraries whose kernels read
+ *            dst before writing it: upstream's GEMM), or -1 */
+#define PLANNED_CALLS(X) \
+    /*kind          plan reads arrays loops bytes          longer absent     zero */ \
+    X(POOL_AVERAGE,  16,  1,    2,     1,   per_image,     -1,    never,     -1) \
+    X(POOL_MAX32F,   19,  1,    2,     1,   per_image,     -1,    never,     -1) \
+    X(POOL_MAX16B,   15,  1,    2,     1,   per_image,     -1,    never,     -1) \
+    X(POOL_MAX8U,    15,  1,    2,     1,   per_image,     -1,    never,     -1) \
+    X(INNER_LAYER,    4,  3,    4,     1,   inner_layer,   -1,    bias_flag, -1) \
+    X(INNER_8I,       4,  2,    3,     0,   inner_8i,      -1,    never,     -1) \
+    X(CONV32F,        5,  1,    3,     0,   planned,        1,    never,      4) \
+    X(SOFTMAX32F,     3,  1,    2,     0,   softmax,       -1,    never,     -1) \
+    X(IP32F,          6,  2,    4,     0,   planned,       -1,    no_bytes,   5)
+
+#define CALL_ENUM_(kind, ...) CALL_##kind,
+enum { PLANNED_CALLS(CALL_ENUM_) CALL_KINDS };
 #define MAX_ARRAYS 4
-static const Py_ssize_t PLAN_SIZE[CALL_KINDS] = {16, 19, 15, 15, 4, 4, 5, 3, 6};
-static const int READS[CALL_KINDS] = {1, 1, 1, 1, 3, 2, 1, 1, 2};
-static const int ARRAYS[CALL_KINDS] = {2, 2, 2, 2, 4, 3, 3, 2, 4};
+#define MAX_PLAN 19
+
+/* The plans, laid out per kind:
+ *   POOL_AVERAGE  n, src bytes, dst bytes (per image), srcC, srcH, srcW, kY, kX, sY, sX, pY, pX, dstH, dstW,
+ *                 excludePad, format; arrays: src, dst
+ *   POOL_MAX32F   n, src bytes, dst bytes, srcC, srcH, srcW, kC, kY, kX, sC, sY, sX, pC, pY, pX, dstC, dstH, dstW,
+ *                 format; arrays: src, dst
+ *   POOL_MAX16B   n, src bytes, dst bytes, srcC, srcH, srcW, kY, kX, sY, sX, pY, pX, dstH, dstW, format;
+ *                 arrays: src, dst
+ *   POOL_MAX8U    as POOL_MAX16B
+ *   INNER_LAYER   rows, size, count, has bias; arrays: x, weight, bias or None, out
+ *   INNER_8I      M, N, K, compatibility; arrays: src, weight, dst
+ *   CONV32F       context, src bytes, buffer bytes (at least), dst bytes, zero dst first; arrays: src, buf, dst
+ *   SOFTMAX32F    outer, count, inner; arrays: src, dst
+ *   IP32F         context, A bytes, B bytes (0: NULL), buf bytes (0: NULL), C bytes, zero C first;
+ *                 arrays: A, B or None, buf or None, C */
+
+/* bytes: the byte length of array i under plan p */
+static size_t bytes_per_image(const size_t *p, int i) { return p[0] * p[1 + i]; }
+static size_t bytes_planned(const size_t *p, int i) { return p[1 + i]; }
+static size_t bytes_inner_layer(const size_t *p, int i)
+{
+    const size_t sizes[4] = {p[0] * p[1] * 4, p[2] * p[1] * 4, p[2] * 4, p[0] * p[2] * 4};
+    return sizes[i];
+}
+static size_t bytes_inner_8i(const size_t *p, int i)
+{
+    const size_t sizes[3] = {p[0] * p[2], p[1] * p[2], p[0] * p[1] * 4};
+    return sizes[i];
+}
+static size_t bytes_softmax(const size_t *p, int i)
+{
+    (void)i;
+    return p[0] * p[1] * p[2] * 4;
+}
+
+/* absent: 1 where array i may be None (the C function then gets NULL) under plan p */
+static int absent_never(const size_t *p, int i)
+{
+    (void)p, (void)i;
+    return 0;
+}
+static int absent_bias_flag(const size_t *p, int i) { return i == 2 && p[3] == 0; } /* the layer without bias */
+static int absent_no_bytes(const size_t *p, int i) { return (i == 1 || i == 2) && p[1 + i] == 0; } /* B, buf */
+
+/* run: the C call of a kind, fn being the function, p the plan and b the buffers */
+static void run_POOL_AVERAGE(void *fn, const size_t *p, void *const *b)
+{
+    for (size_t i = 0; i < p[0]; i++)
+        ((__typeof__(&SimdSynetPoolingAverage))fn)((const float *)((const char *)b[0] + i * p[1]), p[3], p[4], p[5],
+            p[6], p[7], p[8], p[9], p[10], p[11], (float *)((char *)b[1] + i * p[2]), p[12], p[13], (SimdBool)p[14],
+            (SimdTensorFormatType)p[15]);
+}
+static void run_POOL_MAX32F(void *fn, const size_t *p, void *const *b)
+{
+    for (size_t i = 0; i < p[0]; i++)
+        ((__typeof__(&SimdSynetPoolingMax32f))fn)((const float *)((const char *)b[0] + i * p[1]), p[3], p[4], p[5],
+            p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14], (float *)((char *)b[1] + i * p[2]), p[15],
+            p[16], p[17], (SimdTensorFormatType)p[18]);
+}
+static void run_POOL_MAX16B(void *fn, const size_t *p, void *const *b)
+{
+    for (size_t i = 0; i < p[0]; i++)
+        ((__typeof__(&SimdSynetPoolingMax16b))fn)((const uint16_t *)((const char *)b[0] + i * p[1]), p[3], p[4],
+            p[5], p[6], p[7], p[8], p[9], p[10], p[11], (uint16_t *)((char *)b[1] + i * p[2]), p[12], p[13],
+            (SimdTensorFormatType)p[14]);
+}
+static void run_POOL_MAX8U(void *fn, const size_t *p, void *const *b)
+{
+    for (size_t i = 0; i < p[0]; i++)
+        ((__typeof__(&SimdSynetPoolingMax8u))fn)((const uint8_t *)((const char *)b[0] + i * p[1]), p[3], p[4],
+            p[5], p[6], p[7], p[8], p[9], p[10], p[11], (uint8_t *)((char *)b[1] + i * p[2]), p[12], p[13],
+            (SimdTensorFormatType)p[14]);
+}
+static void run_INNER_LAYER(void *fn, const size_t *p, void *const *b)
+{
+    for (size_t i = 0; i < p[0]; i++)
+        ((__typeof__(&SimdSynetInnerProductLayerForward))fn)((const float *)b[0] + i * p[1], (const float *)b[1],
+            (const float *)b[2], p[2], p[1], (float *)b[3] + i * p[2]);
+}
+static void run_INNER_8I(void *fn, const size_t *p, void *const *b)
+{
+    ((__typeof__(&SimdSynetInnerProduct8i))fn)(p[0], p[1], p[2], (const uint8_t *)b[0], (const int8_t *)b[1],
+        (int32_t *)b[2], (SimdSynetCompatibilityType)p[3]);
+}
+static void run_CONV32F(void *fn, const size_t *p, void *const *b)
+{
+    ((__typeof__(&SimdSynetConvolution32fForward))fn)((void *)p[0], (const float *)b[0], (float *)b[1],
+        (float *)b[2]);
+}
+static void run_SOFTMAX32F(void *fn, const size_t *p, void *const *b)
+{
+    ((__typeof__(&SimdSynetSoftmax32f))fn)((const float *)b[0], p[0], p[1], p[2], (float *)b[1]);
+}
+static void run_IP32F(void *fn, const size_t *p, void *const *b)
+{
+    ((__typeof__(&SimdSynetInnerProduct32fForward))fn)((void *)p[0], (const float *)b[0], (const float *)b[1],
+        (float *)b[2], (float *)b[3]);
+}
+
+static const struct call_kind {
+    const char *name; /* the module's constant */
+    Py_ssize_t plan;
+    int reads, arrays, loops, longer, zero;
+    size_t (*bytes)(const size_t *p, int i);
+    int (*absent)(const size_t *p, int i);
+    void (*run)(void *fn, const size_t *p, void *const *b);
+} CALLS[CALL_KINDS] = {
+#define CALL_ROW_(kind, plan, reads, arrays, loops, bytes, longer, absent, zero) \
+    {"CALL_" #kind, plan, reads, arrays, loops, longer, zero, bytes_##bytes, absent_##absent, run_##kind},
+    PLANNED_CALLS(CALL_ROW_)
+};
+#define CALL_LIMITS_(kind, plan, reads, arrays, ...) \
+    _Static_assert(plan <= MAX_PLAN && arrays <= MAX_ARRAYS && reads <= arrays, #kind ": plan or arrays too long");
+PLANNED_CALLS(CALL_LIMITS_)
 
 /* Export `obj` (an exact ndarray, C-contiguous) into `view`; 1: exported, 0: not (no error set). */
 static int get_any(PyObject *obj, Py_buffer *view, int writable)
@@ -467,56 +586,11 @@ struct isa_pin {
    one per library registered. */
 static struct isa_pin *_Atomic isa_pin_fns;
 
-static void run(long kind, void *fn, const size_t *p, void *const *b)
+static void run(const struct call_kind *call, void *fn, const size_t *p, void *const *b)
 {
-    struct isa_pin *const pin = kind <= CALL_INNER_LAYER && p[0] > 1 ? isa_pin_fns : NULL; /* the looping kinds */
+    struct isa_pin *const pin = call->loops && p[0] > 1 ? isa_pin_fns : NULL;
     const int token = pin != NULL ? pin->pin() : -1;
-    switch (kind) {
-    case CALL_POOL_AVERAGE:
-        for (size_t i = 0; i < p[0]; i++)
-            ((__typeof__(&SimdSynetPoolingAverage))fn)((const float *)((const char *)b[0] + i * p[1]), p[3], p[4],
-                p[5], p[6], p[7], p[8], p[9], p[10], p[11], (float *)((char *)b[1] + i * p[2]), p[12], p[13],
-                (SimdBool)p[14], (SimdTensorFormatType)p[15]);
-        break;
-    case CALL_POOL_MAX32F:
-        for (size_t i = 0; i < p[0]; i++)
-            ((__typeof__(&SimdSynetPoolingMax32f))fn)((const float *)((const char *)b[0] + i * p[1]), p[3], p[4],
-                p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14],
-                (float *)((char *)b[1] + i * p[2]), p[15], p[16], p[17], (SimdTensorFormatType)p[18]);
-        break;
-    case CALL_POOL_MAX16B:
-        for (size_t i = 0; i < p[0]; i++)
-            ((__typeof__(&SimdSynetPoolingMax16b))fn)((const uint16_t *)((const char *)b[0] + i * p[1]), p[3],
-                p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], (uint16_t *)((char *)b[1] + i * p[2]), p[12],
-                p[13], (SimdTensorFormatType)p[14]);
-        break;
-    case CALL_POOL_MAX8U:
-        for (size_t i = 0; i < p[0]; i++)
-            ((__typeof__(&SimdSynetPoolingMax8u))fn)((const uint8_t *)((const char *)b[0] + i * p[1]), p[3],
-                p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], (uint8_t *)((char *)b[1] + i * p[2]), p[12],
-                p[13], (SimdTensorFormatType)p[14]);
-        break;
-    case CALL_INNER_LAYER:
-        for (size_t i = 0; i < p[0]; i++)
-            ((__typeof__(&SimdSynetInnerProductLayerForward))fn)((const float *)b[0] + i * p[1],
-                (const float *)b[1], (const float *)b[2], p[2], p[1], (float *)b[3] + i * p[2]);
-        break;
-    case CALL_INNER_8I:
-        ((__typeof__(&SimdSynetInnerProduct8i))fn)(p[0], p[1], p[2], (const uint8_t *)b[0], (const int8_t *)b[1],
-            (int32_t *)b[2], (SimdSynetCompatibilityType)p[3]);
-        break;
-    case CALL_CONV32F:
-        ((__typeof__(&SimdSynetConvolution32fForward))fn)((void *)p[0], (const float *)b[0], (float *)b[1],
-            (float *)b[2]);
-        break;
-    case CALL_SOFTMAX32F:
-        ((__typeof__(&SimdSynetSoftmax32f))fn)((const float *)b[0], p[0], p[1], p[2], (float *)b[1]);
-        break;
-    case CALL_IP32F:
-        ((__typeof__(&SimdSynetInnerProduct32fForward))fn)((void *)p[0], (const float *)b[0], (const float *)b[1],
-            (float *)b[2], (float *)b[3]);
-        break;
-    }
+    call->run(fn, p, b);
     if (pin != NULL)
         pin->unpin(token);
 }
@@ -542,32 +616,6 @@ static PyObject *fast_pin_isa(PyObject *self, PyObject *const *args, Py_ssize_t 
     Py_RETURN_NONE;
 }
 
-/* The byte length array `i` of a call of `kind` must have under plan `p`; -1: at least p[3] (the conv buffer). */
-static size_t planned_bytes(long kind, const size_t *p, int i, int *at_least)
-{
-    *at_least = 0;
-    switch (kind) {
-    case CALL_POOL_AVERAGE: case CALL_POOL_MAX32F: case CALL_POOL_MAX16B: case CALL_POOL_MAX8U:
-        return p[0] * p[1 + i];
-    case CALL_INNER_LAYER: {
-        size_t sizes[4] = {p[0] * p[1] * 4, p[2] * p[1] * 4, p[2] * 4, p[0] * p[2] * 4};
-        return sizes[i];
-    }
-    case CALL_INNER_8I: {
-        size_t sizes[3] = {p[0] * p[2], p[1] * p[2], p[0] * p[1] * 4};
-        return sizes[i];
-    }
-    case CALL_CONV32F:
-        *at_least = i == 1;
-        return p[1 + i];
-    case CALL_SOFTMAX32F:
-        return p[0] * p[1] * p[2] * 4;
-    case CALL_IP32F:
-        return p[1 + i];
-    }
-    return 0;
-}
-
 /* Bytes of work from which the GIL is released around the C call (see RELEASE_THRESHOLD). */
 #define RELEASE_BYTES (RELEASE_THRESHOLD * 4)
 
@@ -578,31 +626,29 @@ static PyObject *fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
         Py_RETURN_NONE;
     long kind = small_int(args[0], CALL_KINDS - 1);
     void *fn = address(args[1]);
-    if (kind < 0 || fn == NULL || !PyBytes_CheckExact(args[2]) || nargs != 3 + ARRAYS[kind]
-        || PyBytes_Size(args[2]) != PLAN_SIZE[kind] * (Py_ssize_t)sizeof(size_t))
+    if (kind < 0 || fn == NULL || !PyBytes_CheckExact(args[2]) || nargs != 3 + CALLS[kind].arrays
+        || PyBytes_Size(args[2]) != CALLS[kind].plan * (Py_ssize_t)sizeof(size_t))
         Py_RETURN_NONE;
-    size_t p[20];
-    memcpy(p, PyBytes_AsString(args[2]), (size_t)PLAN_SIZE[kind] * sizeof(size_t));
-    int count = ARRAYS[kind], reads = READS[kind], held[MAX_ARRAYS] = {0}, ok = 1;
+    const struct call_kind *call = &CALLS[kind];
+    size_t p[MAX_PLAN];
+    memcpy(p, PyBytes_AsString(args[2]), (size_t)call->plan * sizeof(size_t));
+    int count = call->arrays, reads = call->reads, held[MAX_ARRAYS] = {0}, ok = 1;
     Py_buffer views[MAX_ARRAYS];
     void *bufs[MAX_ARRAYS] = {NULL};
     size_t total = 0;
     for (int i = 0; i < count && ok; i++) {
         PyObject *obj = args[3 + i];
         if (obj == Py_None) {
-            /* NULL only where the C function takes it and the plan says so: the layer's bias, IP32f's B and buf */
-            ok = (kind == CALL_INNER_LAYER && i == 2 && p[3] == 0) || (kind == CALL_IP32F && (i == 1 || i == 2)
-                                                                      && p[1 + i] == 0);
+            ok = call->absent(p, i); /* NULL only where the C function takes it and the plan says so */
             continue;
         }
-        int at_least;
-        size_t bytes = planned_bytes(kind, p, i, &at_least);
+        size_t bytes = call->bytes(p, i);
         ok = get_any(obj, &views[i], i >= reads);
         if (!ok)
             break;
         held[i] = 1;
         size_t len = (size_t)views[i].len;
-        ok = at_least ? len >= bytes : len == bytes;
+        ok = i == call->longer ? len >= bytes : len == bytes;
         bufs[i] = views[i].buf;
         total += len;
     }
@@ -610,18 +656,16 @@ static PyObject *fast_call(PyObject *self, PyObject *const *args, Py_ssize_t nar
         for (int j = 0; j < count && ok; j++)
             if (j != i && held[i] && held[j])
                 ok = !overlap(&views[i], &views[j]);
-    if (ok && kind == CALL_INNER_LAYER && p[3] != 0)
-        ok = held[2];
     /* libraries whose kernels read dst before writing it (upstream's GEMM) get it zeroed, once every check passed */
-    if (ok && ((kind == CALL_CONV32F && p[4]) || (kind == CALL_IP32F && p[5])))
+    if (ok && call->zero >= 0 && p[call->zero])
         memset(bufs[count - 1], 0, (size_t)views[count - 1].len);
     if (ok) {
         if (total >= RELEASE_BYTES) {
             Py_BEGIN_ALLOW_THREADS
-            run(kind, fn, p, bufs);
+            run(call, fn, p, bufs);
             Py_END_ALLOW_THREADS
         } else {
-            run(kind, fn, p, bufs);
+            run(call, fn, p, bufs);
         }
     }
     for (int i = 0; i < count; i++)
@@ -835,11 +879,8 @@ PyMODINIT_FUNC PyInit__fastcall(void)
         Py_DECREF(m);
         return NULL;
     }
-    static const char *const kinds[CALL_KINDS] = {"CALL_POOL_AVERAGE", "CALL_POOL_MAX32F", "CALL_POOL_MAX16B",
-        "CALL_POOL_MAX8U", "CALL_INNER_LAYER", "CALL_INNER_8I", "CALL_CONV32F", "CALL_SOFTMAX32F",
-        "CALL_IP32F"};
     for (int i = 0; i < CALL_KINDS && m != NULL; i++) {
-        if (PyModule_AddIntConstant(m, kinds[i], i) != 0) {
+        if (PyModule_AddIntConstant(m, CALLS[i].name, i) != 0) {
             Py_DECREF(m);
             return NULL;
         }

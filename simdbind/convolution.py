@@ -22,10 +22,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from simdbind import _routes
-from simdbind._checks import (CALL, F32, LAYOUT_NAMES, FloatArray, Pads, c_address, input_array, layout as layout_arg,
-                              library_arg, native, output_array, pack_plan, pads as pads_arg, plan_for, plan_key,
-                              planned_call, planned_output, refuse_overlap, remember, reported_size, size_arg,
-                              ndarray_arg, yx_pair)
+from simdbind._checks import (LAYOUT_NAMES, FloatArray, Pads, input_array, layout as layout_arg, library_arg, native,
+                              output_array, pads as pads_arg, refuse_overlap, reported_size, size_arg, ndarray_arg,
+                              yx_pair)
+from simdbind._fastpath import (CALL, F32, c_address, pack_plan, plan_for, plan_key, planned_call, planned_output,
+                                remember)
 from simdbind._context import NativeContext
 from simdbind.activation import resolve
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
@@ -322,7 +323,7 @@ class Convolution32f(NativeContext):
         self._scratch = threading.local()
         # Upstream contexts mutate themselves in Forward; ours only when Forward gets no buffer, which forward()
         # never lets happen (every call brings a scratch of its thread).
-        # The planned forward (see "plans" in _checks.py): a context that no route changes, called as it is.
+        # The planned forward (see "plans" in _fastpath.py): a context that no route changes, called as it is.
         self._batch_shapes = ((self.batch, *self.src_shape), (self.batch, *self.dst_shape))
         plain = route == _routes.ConvolutionRoute() and not self._guard_src
         address = c_address(library, "SimdSynetConvolution32fForward")
@@ -673,7 +674,7 @@ def conv2d(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None, *, st
     key = None
     if type(x) is _ndarray and type(weight) is _ndarray and x.dtype is F32 and weight.dtype is F32 and (
             bias is None or (type(bias) is _ndarray and bias.dtype is F32)) and plan_key is not None:
-        # one context per parameter tuple (see "plans" in _checks.py), its weights set from this call's
+        # one context per parameter tuple (see "plans" in _fastpath.py), its weights set from this call's
         key = plan_key(None if bias is None else bias.shape, "conv2d", x.shape, weight.shape, stride, dilation, pad,
                        group, activation, params, layout)
         cached = plan_for(library, key)

@@ -8,10 +8,10 @@ from typing import Any, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from simdbind import _checks
-from simdbind._checks import (F32, LAYOUT_NAMES, FloatArray, any_array, bindings, fast_address, fast_key,
-                              finite_array, input_array, is_bf16, layout as layout_arg, library_arg, output_array,
-                              real, size_arg)
+from simdbind import _fastpath
+from simdbind._checks import (LAYOUT_NAMES, FloatArray, any_array, finite_array, input_array, is_bf16,
+                              layout as layout_arg, library_arg, output_array, real, size_arg)
+from simdbind._fastpath import F32, bindings, fast_address, fast_key
 from simdbind import _routes
 from simdbind._routes import lrn_route
 from simdbind.enums import EltwiseOperation, TensorFormat, UnaryOperation, parse_enum
@@ -25,7 +25,7 @@ __all__ = ["eltwise", "unary", "softmax", "lrn", "lrn_onnx", "shuffle"]
 _ELTWISE_OPS: dict[object, EltwiseOperation] = {
     **{m.name.lower(): m for m in EltwiseOperation}, **{int(m): m for m in EltwiseOperation}}
 _ONES: dict[int, np.ndarray] = {}
-# eltwise fast path: see "How to keep a wrapper fast" in _checks.py
+# eltwise fast path: see "How to keep a wrapper fast" in _fastpath.py
 _ELTWISE_NAMES: dict[str, EltwiseOperation] = {m.name.lower(): m for m in EltwiseOperation}
 _ELTWISE_FN = "SimdSynetEltwiseLayerForward"
 _ELTWISE_KEY = fast_key(_ELTWISE_FN)  # Bindings.cache key of its fast-call address
@@ -35,8 +35,8 @@ _UNARY_FN = "SimdSynetUnaryOperation32f"
 _UNARY_KEY = fast_key(_UNARY_FN)
 _UNARY_SIGNATURE = "void(*)(const float *, size_t, SimdSynetUnaryOperation32fType, float *)"
 _ndarray, _empty = np.ndarray, np.empty
-_fast_eltwise: Any = getattr(_checks._fastcall, "eltwise", None)
-_fast_unary: Any = getattr(_checks._fastcall, "unary", None)
+_fast_eltwise: Any = getattr(_fastpath._fastcall, "eltwise", None)
+_fast_unary: Any = getattr(_fastpath._fastcall, "unary", None)
 
 
 def _ones(count: int) -> np.ndarray:
@@ -107,7 +107,7 @@ def eltwise(inputs: Sequence[ArrayLike], op: str | EltwiseOperation, weights: Ar
         operation = _ELTWISE_OPS.get(op) if isinstance(op, (str, int)) else None
         if operation is None:
             operation = parse_enum(EltwiseOperation, op, "op")
-    # Fast path (see "How to keep a wrapper fast" in _checks.py): simdbind._fastcall makes the call when every
+    # Fast path (see "How to keep a wrapper fast" in _fastpath.py): simdbind._fastcall makes the call when every
     # argument is plainly right (exact float32 ndarrays, C-contiguous, equal shapes, weights of the right count,
     # out writable and exactly aliasing or apart) and returns None otherwise: the checks below then raise the
     # documented errors. It needs a library in hand (given, or the default already loaded), so that a library
@@ -221,7 +221,7 @@ def unary(x: ArrayLike, op: str | UnaryOperation, *, out: FloatArray | None = No
     >>> simdbind.unary(x, simdbind.UnaryOperation.SIGN, out=x)  # in place
     array([-1.,  0.,  1.,  1.], dtype=float32)
     """
-    operation = _UNARY_NAMES.get(op) if type(op) is str else None  # a str-only dict (see _checks.py)
+    operation = _UNARY_NAMES.get(op) if type(op) is str else None  # a str-only dict (see _fastpath.py)
     if operation is None:
         operation = _UNARY_CODES.get(op) if type(op) is int else None
     if operation is None:
@@ -318,14 +318,14 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
     array([0., 1., 0.], dtype=float32)
     """
     key = None
-    if type(x) is _ndarray and _checks.plan_key is not None:  # a planned call: see "plans" in _checks.py
-        key = _checks.plan_key(x.dtype, "softmax", x.shape, axis)
-        found = _checks.run_planned(library, key, out, x)
+    if type(x) is _ndarray and _fastpath.plan_key is not None:  # a planned call: see "plans" in _fastpath.py
+        key = _fastpath.plan_key(x.dtype, "softmax", x.shape, axis)
+        found = _fastpath.run_planned(library, key, out, x)
         if found is not None:
             return found  # type: ignore[no-any-return]
-    # Fast path without the extension (see "How to keep a wrapper fast" in _checks.py): an exact float32 array, an
+    # Fast path without the extension (see "How to keep a wrapper fast" in _fastpath.py): an exact float32 array, an
     # int axis, no `out` or a distinct owning one of its shape. It only accepts; anything else takes the full checks.
-    if _checks.plan_key is None and type(x) is _ndarray and x.dtype is F32 and type(axis) is int and (
+    if _fastpath.plan_key is None and type(x) is _ndarray and x.dtype is F32 and type(axis) is int and (
             out is None or (type(out) is _ndarray and out.dtype is F32 and out.shape == x.shape)) and (
             library is None or type(library) is Library):
         shape = x.shape
@@ -390,7 +390,7 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
         function(ffi.from_buffer("float[]", array), outer, count, inner,
                  ffi.from_buffer("float[]", out, require_writable=True))
         if key is not None:  # both names have the same signature
-            _checks.remember(library, key, _checks.make_plan(library, "CALL_SOFTMAX32F", name, out, outer, count,
+            _fastpath.remember(library, key, _fastpath.make_plan(library, "CALL_SOFTMAX32F", name, out, outer, count,
                                                              inner))
     return out
 

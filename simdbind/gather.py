@@ -18,8 +18,8 @@ from typing import Any, Sequence, cast
 import numpy as np
 
 from simdbind import library as _library
-from simdbind._checks import (c_address, input_array, is_bf16, library_arg, native, ndarray_arg, output_array,
-                              pack_plan, planned_gather, remember, size_arg)
+from simdbind._checks import input_array, is_bf16, library_arg, native, ndarray_arg, output_array, size_arg
+from simdbind._fastpath import c_address, pack_plan, planned_gather, remember
 from simdbind._context import NativeContext
 from simdbind.enums import TensorData
 from simdbind.errors import ArgumentError, DTypeError, SimdBindError
@@ -348,7 +348,7 @@ def gather_elements(data: Any, indices: Any, axis: int = 0, *, out: np.ndarray |
     """
     key = None
     if type(data) is _ndarray and type(indices) is _ndarray and type(axis) is int and planned_gather is not None:
-        # One context per parameter tuple, kept in the library's plan cache (see "plans" in _checks.py). The key is
+        # One context per parameter tuple, kept in the library's plan cache (see "plans" in _fastpath.py). The key is
         # what the checks derive the context from; plan_key's conversions are not needed: dtypes and shapes come
         # from exact ndarrays, and an axis of exact type int is never a bool.
         key = (_KEY, data.dtype, indices.dtype, data.shape, indices.shape, axis)

@@ -32,9 +32,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from simdbind import _routes
-from simdbind._checks import (CALL, F32, FloatArray, c_address, flag, input_array, library_arg, make_plan,
-                              output_array, pack_plan, plan_key, planned_call, remember, reported_size,
-                              run_planned, size_arg)
+from simdbind._checks import FloatArray, flag, input_array, library_arg, output_array, reported_size, size_arg
+from simdbind._fastpath import CALL, F32, c_address, make_plan, pack_plan, plan_key, planned_call, remember, run_planned
 from simdbind._context import NativeContext
 from simdbind._routes import behind_gemm_guard
 from simdbind.activation import ActivationSpec, as_spec, resolve
@@ -182,7 +181,7 @@ class InnerProduct32f(NativeContext):
         self.internal_buffer_size, self.external_buffer_size = (
             reported_size(self.library.function(name)(handle), name, self.library)
             for name in ("SimdSynetInnerProduct32fInternalBufferSize", "SimdSynetInnerProduct32fExternalBufferSize"))
-        # The planned forward (see "plans" in _checks.py) where no route changes the call.
+        # The planned forward (see "plans" in _fastpath.py) where no route changes the call.
         address = c_address(self.library, "SimdSynetInnerProduct32fForward")
         plain = not (self._defect_route or self._guard_b)
         self._fast_plan = None if not (plain and address) else (CALL["CALL_IP32F"], address, pack_plan(
@@ -387,7 +386,7 @@ def inner_product(x: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None
     array([16., 21.], dtype=float32)
     """
     key = None
-    if type(x) is _ndarray and type(weight) is _ndarray and plan_key is not None:  # see "plans" in _checks.py
+    if type(x) is _ndarray and type(weight) is _ndarray and plan_key is not None:  # see "plans" in _fastpath.py
         if bias is None:
             key = plan_key((x.dtype, weight.dtype), "inner_product", x.shape, weight.shape)
             found = run_planned(library, key, out, x, weight, None)
@@ -485,7 +484,7 @@ def inner_product_8i(src_u8: ArrayLike, weight_i8: ArrayLike, compatibility: str
     array([ 32767, -32385], dtype=int32)
     """
     key = None
-    if type(src_u8) is _ndarray and type(weight_i8) is _ndarray and plan_key is not None:  # "plans", _checks.py
+    if type(src_u8) is _ndarray and type(weight_i8) is _ndarray and plan_key is not None:  # "plans", _fastpath.py
         key = plan_key((src_u8.dtype, weight_i8.dtype), "inner_product_8i", src_u8.shape, weight_i8.shape,
                        compatibility, emulate_precise)
         found = run_planned(library, key, out, src_u8, weight_i8)

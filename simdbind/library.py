@@ -16,13 +16,16 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from simdbind._abi import ffi as _abi_ffi
 from simdbind._context import clear_plan_caches
 from simdbind._elf import check_shared_library
 from simdbind.errors import (FunctionNotAvailableError, IsaError, LibraryError, OutOfMemoryError,
                              UnsupportedLibraryError)
 
-#: ISA names of the bundled library, lowest first (the index is the C-side ISA number).
-ISAS = ("base", "sse41", "avx2", "avx512bw", "avx512vnni")
+#: ISA names of the bundled library, lowest first (the index is the C-side ISA number): the names of the enum
+#: ``sb_isa_id`` of csrc/internal/isa_list.h, ``SB_ISA_AVX2`` -> ``"avx2"``.
+ISAS: tuple[str, ...] = tuple(name.removeprefix("SB_ISA_").lower()
+                              for _, name in sorted(_abi_ffi.typeof("sb_isa_id").elements.items()))
 
 #: Oldest upstream release whose signatures simdbind's declarations match (InnerProduct32fInit/Forward changed in
 #: v7.0.160, Softmax32f and GatherElements appeared there).
@@ -74,7 +77,7 @@ class Library:
     generation: str = ""
     capabilities: dict[str, Any] = field(default_factory=dict)
     _functions: dict[str, Any] = field(default_factory=dict, repr=False)
-    #: Per-library lookups for the wrappers' fast paths (:func:`simdbind._checks.bindings`), made on first use.
+    #: Per-library lookups for the wrappers' fast paths (:func:`simdbind._fastpath.bindings`), made on first use.
     _bindings: Any = field(default=None, repr=False, compare=False)
 
     # -- functions -------------------------------------------------------------------------------------------
@@ -174,7 +177,7 @@ class Library:
         True
         """
         if self.kind == "bundled":
-            return ISAS[self.lib.SimdBindGetIsa()]
+            return ISAS[int(self.lib.SimdBindGetIsa())]
         return _best_upstream_isa(self)
 
     def set_isa(self, name: str) -> None:
@@ -433,11 +436,14 @@ def _best_upstream_isa(library: Library) -> str:
     if not library.has("SimdCpuInfo"):
         return "unknown"
     info = library.function("SimdCpuInfo")
-    for name, value in (("avx512vnni", 10), ("avx512bw", 9), ("avx2", 8), ("sse41", 7)):
+    # The members of SimdCpuInfoType that name an ISA: SimdCpuInfoAvx2 -> "avx2".
+    members = {member.removeprefix("SimdCpuInfo").lower(): value
+               for value, member in library.ffi.typeof("SimdCpuInfoType").elements.items()}
+    for name in reversed(ISAS):
         # None of upstream's Synet functions has Avx512vnni code (none dispatches there), so it reports as avx512bw.
-        if info(library.ffi.cast("SimdCpuInfoType", value)):
+        if name in members and info(library.ffi.cast("SimdCpuInfoType", members[name])):
             return "avx512bw" if name == "avx512vnni" else name
-    return "base"
+    return ISAS[0]
 
 
 # -- loading ---------------------------------------------------------------------------------------------------

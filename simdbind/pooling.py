@@ -26,8 +26,8 @@ from numpy.typing import ArrayLike, NDArray
 import numpy as np
 
 from simdbind._checks import (Pads, any_array, begin_end, flag, is_bf16, layout as layout_arg, library_arg,
-                              make_plan, output_array, pads, plan_key, remember, run_planned,
-                              size_arg, yx_pair)
+                              output_array, pads, size_arg, yx_pair)
+from simdbind._fastpath import make_plan, plan_key, remember, run_planned
 from simdbind._routes import max32f_route
 from simdbind.enums import TensorFormat
 from simdbind.errors import ArgumentError, DTypeError
@@ -208,7 +208,7 @@ def pooling_average(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int 
             [3.25, 2.  ]]], dtype=float32)
     """
     key = None
-    if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _checks.py
+    if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _fastpath.py
         key = plan_key(x.dtype, "pooling_average", x.shape, kernel, stride, exclude_pad, pad, layout, ceil_mode)
         result = run_planned(library, key, out, x)
         if result is not None:
@@ -307,7 +307,7 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
     simdbind.errors.ArgumentError: pad: ...
     """
     key = None
-    if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _checks.py
+    if type(x) is _ndarray and plan_key is not None:  # a planned call: see "plans" in _fastpath.py
         key = plan_key(x.dtype, "pooling_max", x.shape, kernel, stride, pad, layout, ceil_mode, kernel_c, stride_c,
                        pad_c)
         result = run_planned(library, key, out, x)
@@ -368,7 +368,7 @@ def pooling_max(x: ArrayLike, kernel: int | tuple[int, int], *, stride: int | tu
     return result
 
 
-# -- plans (see "plans" in _checks.py) ------------------------------------------------------------------------------
+# -- plans (see "plans" in _fastpath.py) ------------------------------------------------------------------------------
 def _plan(library: Any, key: Any, kind: str, function: str, result: np.ndarray, *values: int) -> None:
     """Remember the C call just made (its size_t arguments `values`) for the parameters of `key`."""
     if key is not None:

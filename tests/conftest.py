@@ -51,6 +51,32 @@ def bundled():
     return simdbind.load("bundled")
 
 
+@pytest.fixture(params=["api", "abi"])
+def library(request, bundled):
+    """The bundled library in both cffi modes: API (the compiled module) and ABI (its file through ffi.dlopen)."""
+    import simdbind
+
+    return bundled if request.param == "api" else simdbind.load(simdbind.bundled_path())
+
+
+@pytest.fixture(scope="module", params=["bundled", "as-upstream", "SIMD_LIBRARY"])
+def any_library(request):
+    """The bundled library as it is, the bundled code presented as an upstream build (kind "external": the wrappers
+    take their upstream paths on correct code), and the library SIMD_LIBRARY names (a skip when unset)."""
+    import dataclasses
+
+    import simdbind
+
+    if request.param == "SIMD_LIBRARY":
+        if not os.environ.get("SIMD_LIBRARY"):
+            pytest.skip("SIMD_LIBRARY is not set: no external Simd library to test")
+        return simdbind.load(os.environ["SIMD_LIBRARY"])
+    bundled = simdbind.load("bundled")
+    if request.param == "bundled":
+        return bundled
+    return dataclasses.replace(bundled, kind="external", version="7.1.162", _functions={}, _bindings=None)
+
+
 @pytest.fixture(scope="session")
 def external():
     """The library named by SIMD_LIBRARY (an upstream build), or a skip."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import struct
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from simdbind.library import bundled_path
+from simdbind.library import ISAS, bundled_path, load
 
 CSRC = Path(__file__).resolve().parent.parent / "csrc"
 
@@ -23,10 +24,33 @@ def _compiler() -> list[str]:
     return command
 
 
+#: A row of internal/isa_list.h: name, ENUM, target features (as CMakeLists.txt reads it).
+ISA_ROW = re.compile(r'X\(arg, ([a-z0-9]+), ([A-Z0-9]+), [\w-]+, (?:required|optional), [A-Z0-9]+, "([a-z0-9.,]*)"\)')
+
+
+def _unit_head(isa: str) -> str:
+    """The lines CMakeLists.txt writes before a kernel source in `isa`'s unit, from internal/isa_list.h's rows (the
+    ISA's number and suffix, and its target features: those of every row up to its own)."""
+    rows = ISA_ROW.findall((CSRC / "internal" / "isa_list.h").read_text())
+    names = [name for name, _, _ in rows]
+    features = ",".join(f for _, _, f in rows[:names.index(isa) + 1] if f)
+    head = f"#define SB_ISA_ID {names.index(isa)}\n#define SB_SUFFIX _{isa}\n"
+    return head + (f'#define SB_TARGET_FEATURES "{features}"\n' if features else "")
+
+
+def test_the_isa_list_is_the_one_python_and_c_read() -> None:
+    rows = ISA_ROW.findall((CSRC / "internal" / "isa_list.h").read_text())
+    assert tuple(name for name, _, _ in rows) == ISAS
+    assert all(enum == name.upper() for name, enum, _ in rows)
+    lib = load("bundled")
+    assert [lib.ffi.string(lib.lib.SimdBindIsaName(i)).decode() for i in range(len(ISAS))] == list(ISAS)
+    assert lib.lib.SimdBindIsaName(len(ISAS)) == lib.ffi.NULL
+
+
 def _compile_unit(tmp_path: Path, isa: str, body: str) -> subprocess.CompletedProcess[str]:
     """Compile a kernel unit for `isa` as the build does (internal/target.h first), syntax only."""
     unit = tmp_path / f"unit_{isa}.c"
-    unit.write_text(f'#define SB_TARGET_{isa.upper()} 1\n#include "internal/target.h"\n{body}\n')
+    unit.write_text(f'{_unit_head(isa)}#include "internal/target.h"\n{body}\n')
     return subprocess.run(
         [*_compiler(), "-std=gnu11", "-fsyntax-only", "-DSIMD_API=", f"-I{CSRC}", str(unit)],
         capture_output=True, text=True, check=False,
@@ -86,7 +110,7 @@ def test_the_bundled_library_carries_no_debug_information() -> None:
 
 def test_an_isa_a_kernel_source_is_not_built_for_runs_the_nearest_variant_below(tmp_path: Path) -> None:
     """SB_VARIANT's choice: a missing avx512vnni variant falls back to avx512bw, a missing avx512bw one (a source
-    listed for base..avx2 only, as max8u is) to avx2; a present variant runs itself."""
+    built for base..avx2 only, as max8u is) to avx2; a present variant runs itself."""
     program = tmp_path / "variant.c"
     program.write_text('''#include "internal/dispatch.h"
 #include <stdio.h>

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import simdbind
-from tests.test_gather_kernel import gather_forward
+from tests.gather.test_gather_kernel import gather_forward
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])

@@ -1,4 +1,4 @@
-"""Planned calls (see "plans" in simdbind/_checks.py): the per-library cache of what the checks derived from one
+"""Planned calls (see "plans" in simdbind/_fastpath.py): the per-library cache of what the checks derived from one
 parameter tuple, and the C contexts that one-shot functions keep in it.
 
 A plan must never change a result or skip a check: every call below is made once on the ordinary path (which
@@ -17,7 +17,7 @@ import pytest
 
 import simdbind
 from simdbind import ArgumentError, DTypeError, SimdBindError
-from simdbind._checks import bindings, plan_key
+from simdbind._fastpath import bindings, plan_key
 from simdbind.enums import TensorFormat
 from simdbind.gather import GatherElements
 

@@ -21,6 +21,7 @@
 #include "simd_synet.h"
 #include "simdbind_ext.h"
 #include "internal/kernels.h"
+#include "convolution/conv.h"
 #include "internal/memory.h"
 
 static sb_conv_pack_nhwc_fn * const pack_nhwc_table[SB_ISA_COUNT] = SB_TABLE(conv_pack_nhwc);

@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * conv_depthwise_nhwc.dispatch.c: direct depthwise convolution (group == srcC == dstC), NHWC, compiled once per ISA.
  *

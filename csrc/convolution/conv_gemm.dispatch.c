@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * conv_gemm.dispatch.c: the GEMM-based convolution algorithms, compiled once per ISA.
  *

@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * conv_winograd.dispatch.c: Winograd F(2x2,3x3) and F(4x4,3x3) for 3x3, stride 1, dilation 1, group 1, compiled
  * once per ISA.

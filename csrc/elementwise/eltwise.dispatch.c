@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * eltwise.dispatch.c: SimdSynetEltwiseLayerForward's kernel, compiled once per ISA.
  *

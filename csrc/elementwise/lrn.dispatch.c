@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * lrn.dispatch.c: SimdSynetLrnLayerCrossChannels's kernel, compiled once per ISA.
  *

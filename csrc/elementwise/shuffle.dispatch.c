@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * shuffle.dispatch.c: SimdSynetShuffleLayerForward's kernel, compiled once per ISA (bit-exact copies).
  *

@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * softmax.dispatch.c: SimdSynetSoftmax32f and SimdSynetSoftmax16b kernels, compiled once per ISA.
  *

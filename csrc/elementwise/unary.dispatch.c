@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * unary.dispatch.c: SimdSynetUnaryOperation32f's kernel, compiled once per ISA.
  *

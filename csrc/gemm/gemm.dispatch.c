@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * gemm.dispatch.c: the bundled float32 GEMM (internal/gemm.h), compiled once per ISA.
  *
@@ -636,56 +637,133 @@ static void dot_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
     }
 }
 
-/* Rows [m0, m1) x columns [n0, n1) of the job; n0 is a multiple of NR (of 4 for the dot modes). */
-static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_t n1)
+/* K == 0, an empty sum, over rows [m0, m1) and columns [n0, n1): C = epilogue(0). */
+static void zero_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_t n1, const sb_epilogue * e)
+{
+    for (size_t i = m0; i < m1; ++i)
+        memset(j->C + i * j->ldc + n0, 0, (n1 - n0) * sizeof(float));
+    sb_epilogue_block(j->C + m0 * j->ldc + n0, j->ldc, m1 - m0, n1 - n0, m0, n0, e);
+}
+
+#if SB_W == 8
+/* MODE_DOT_BLOCKS over rows [m0, m1) and columns [n0, n1) (K > 0): aligned copies of each 4 rows of B and, where
+   at least 16 columns pay for it, of the rows of A; without memory, the rows in place (slower; the copies never
+   change a sum). */
+static void dot_blocks_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_t n1, const sb_epilogue * e)
 {
     const size_t K = j->K, lda = j->lda, ldc = j->ldc;
-    const float * A = j->A;
     float * C = j->C;
-    const sb_epilogue * e = sb_epilogue_active(j->e) ? j->e : NULL;
-    if (m0 >= m1 || n0 >= n1)
-        return;
-    if (K == 0) { /* an empty sum: C = epilogue(0) */
-        for (size_t i = m0; i < m1; ++i)
-            memset(C + i * ldc + n0, 0, (n1 - n0) * sizeof(float));
-        sb_epilogue_block(C + m0 * ldc + n0, ldc, m1 - m0, n1 - n0, m0, n0, e);
-        return;
-    }
-#if SB_W == 8
-    if (j->mode == MODE_DOT_BLOCKS) {
-        /* Aligned copies of each 4 rows of B and, where at least 16 columns pay for it, of the rows of A; without
-           memory, the rows in place (slower; the copies never change a sum). */
-        const size_t ld = (K + SB_W - 1) / SB_W * SB_W;
-        float * a_rows = n1 - n0 >= 16 ? (float *)sb_alloc_aligned(32, (m1 - m0) * ld, sizeof(float)) : NULL;
-        float * b_rows = (float *)sb_alloc_aligned(32, 4 * ld, sizeof(float));
-        if (a_rows)
-            copy_rows(A + m0 * lda, lda, m1 - m0, K, a_rows, ld);
-        const float * a = a_rows ? a_rows : A + m0 * lda;
-        const size_t la = a_rows ? ld : lda;
-        for (size_t n = n0; n < n1; n += 4) {
-            size_t jn = min_size(4, n1 - n);
-            const float * b = j->B + n * j->ldb;
-            size_t lb = j->ldb;
-            if (b_rows) {
-                copy_rows(b, lb, jn, K, b_rows, ld);
-                b = b_rows;
-                lb = ld;
-            }
-            for (size_t i = m0; i < m1; i += DOT_MR)
-                dot_blocks(min_size(DOT_MR, m1 - i), jn, a + (i - m0) * la, la, b, lb, K, C + i * ldc + n, ldc);
-            sb_epilogue_block(C + m0 * ldc + n, ldc, m1 - m0, jn, m0, n, e);
+    const size_t ld = (K + SB_W - 1) / SB_W * SB_W;
+    float * a_rows = n1 - n0 >= 16 ? (float *)sb_alloc_aligned(32, (m1 - m0) * ld, sizeof(float)) : NULL;
+    float * b_rows = (float *)sb_alloc_aligned(32, 4 * ld, sizeof(float));
+    if (a_rows)
+        copy_rows(j->A + m0 * lda, lda, m1 - m0, K, a_rows, ld);
+    const float * a = a_rows ? a_rows : j->A + m0 * lda;
+    const size_t la = a_rows ? ld : lda;
+    for (size_t n = n0; n < n1; n += 4) {
+        size_t jn = min_size(4, n1 - n);
+        const float * b = j->B + n * j->ldb;
+        size_t lb = j->ldb;
+        if (b_rows) {
+            copy_rows(b, lb, jn, K, b_rows, ld);
+            b = b_rows;
+            lb = ld;
         }
-        sb_free(a_rows);
-        sb_free(b_rows);
-        return;
+        for (size_t i = m0; i < m1; i += DOT_MR)
+            dot_blocks(min_size(DOT_MR, m1 - i), jn, a + (i - m0) * la, la, b, lb, K, C + i * ldc + n, ldc);
+        sb_epilogue_block(C + m0 * ldc + n, ldc, m1 - m0, jn, m0, n, e);
     }
+    sb_free(a_rows);
+    sb_free(b_rows);
+}
 #endif
-    if (j->mode == MODE_DOT) {
-        dot_range(j, m0, m1, n0, n1, e);
-        return;
+
+/* MODE_DIRECT over rows [m0, m1) and columns [n0, n1) (K > 0): blocks of MR rows x CB columns straight from the
+   caller's A and B. */
+static void direct_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_t n1, const sb_epilogue * e)
+{
+    const size_t K = j->K, lda = j->lda, ldc = j->ldc;
+    for (size_t i = m0; i < m1; i += MR) {
+        size_t mr = min_size(MR, m1 - i);
+        for (size_t n = n0; n < n1; n += CB) {
+            size_t nc = min_size(CB, n1 - n);
+            direct_block(mr, K, j->A + i * lda, lda, j->B + n, j->ldb, j->C + i * ldc + n, ldc, nc);
+            sb_epilogue_block(j->C + i * ldc + n, ldc, mr, nc, i, n, e);
+        }
     }
-    float * buffer = NULL;
+}
+
+/* One K block [k0, k0 + kc) of the panel modes, and what is done after it. */
+typedef struct {
+    size_t k0, kc;
+    int last;                /* the last K block: the epilogue follows */
+    int fuse;                /* the epilogue is fused into the micro-kernel's stores */
+    const sb_epilogue * e;   /* the active epilogue, or NULL */
+    const float * apack;     /* the block of A packed (pack_a), or NULL: A in place */
+} k_block;
+
+/* The B panel of columns [n, n + nc) in K block b as the micro-kernel reads it: its address, the distance *bs
+   between its rows and whether it is zero-padded to NR columns (*full). MODE_PACK: panel p of the packed `buffer`,
+   or without it the panel packed into `one_panel` now. */
+static const float * b_panel(const gemm_job * j, const k_block * b, size_t n, size_t nc, size_t p,
+    const float * buffer, float * one_panel, size_t * bs, int * full)
+{
+    *bs = NR;
+    *full = 1; /* packed panels are zero-padded */
+    switch (j->mode) {
+    case MODE_PANELS: /* compact panels: rows of nc floats */
+        *bs = nc;
+        *full = nc == NR;
+        return j->B + (n / NR) * j->K * NR + b->k0 * nc;
+    case MODE_INPLACE: /* the caller's B: rows ldb apart, N columns readable */
+        *bs = j->ldb;
+        *full = nc == NR;
+        return j->B + b->k0 * j->ldb + n;
+    case MODE_PACK:
+        if (buffer != NULL)
+            return buffer + p * b->kc * NR;
+        pack_panel(one_panel, j->B, j->ldb, j->trans, b->k0, b->kc, n, nc);
+        return one_panel;
+    default: /* MODE_PACKED */
+        return j->B + (n / NR) * j->K * NR + b->k0 * NR;
+    }
+}
+
+/* Rows [mb, me) of columns [n, n + nc) in K block b, against one B panel (b_panel's panel, bs, full). */
+static void panel_rows(const gemm_job * j, const k_block * b, size_t mb, size_t me, size_t n, size_t nc,
+    const float * panel, size_t bs, int full)
+{
+    const size_t lda = j->lda, ldc = j->ldc, k0 = b->k0, kc = b->kc;
+    float * C = j->C;
+    const size_t rows = NV > 1 && nc <= SB_W && !b->apack ? MR_NARROW : MR;
+    const sb_epilogue * fe = b->last && b->fuse ? b->e : NULL;
+    for (size_t i = mb, mr; i < me; i += mr) {
+        mr = min_size(rows, me - i);
+        /* A last row that MR-row blocks leave alone stays alone: kernel() sums a single row in another order, and
+           a column must not depend on the panel it falls in. */
+        if (mr == me - i && mr > MR && mr % MR == 1)
+            --mr;
+        if (j->mode == MODE_PACKED && mr == 1)
+            gemv_panel(kc, j->A + i * lda + k0, panel, C + i * ldc + n, nc, k0 > 0, fe, i, n);
+        else if (b->apack)
+            kernel_packed(mr, kc, b->apack + (i - mb) * kc, 0, panel, bs, full, C + i * ldc + n, ldc, nc, k0 > 0,
+                fe, i, n);
+        else
+            kernel_packed(mr, kc, j->A + i * lda + k0, lda, panel, bs, full, C + i * ldc + n, ldc, nc, k0 > 0, fe,
+                i, n);
+        if (b->last && !b->fuse)
+            sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, b->e);
+    }
+}
+
+/* The panel modes (MODE_PACK, MODE_PACKED, MODE_PANELS, MODE_INPLACE) over rows [m0, m1) and columns [n0, n1)
+   (K > 0): column blocks of nb_cols, K blocks of kc_max, row blocks of MC, then one B panel of NR columns at a
+   time against MR rows of A. */
+static void panels_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_t n1, const sb_epilogue * e)
+{
+    const size_t K = j->K, lda = j->lda;
     const int mode = j->mode;
+    float * buffer = NULL;
     /* MODE_PACK: columns in blocks of nb_cols whose packed K block (about 2^16 floats) stays in L2 while it is
        used, instead of packing the whole range (a copy of B through memory) first; same sums either way. Without
        memory for the block, each panel is packed into `one_panel` (on the stack: KC_ONE x NR floats, 48 KiB at
@@ -699,23 +777,10 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
         size_t panels = (nb_cols + NR - 1) / NR;
         buffer = (float *)sb_alloc_aligned(64, kc_pack * panels * NR, sizeof(float));
     }
-    if (mode == MODE_DIRECT) {
-        for (size_t i = m0; i < m1; i += MR) {
-            size_t mr = min_size(MR, m1 - i);
-            for (size_t n = n0; n < n1; n += CB) {
-                size_t nc = min_size(CB, n1 - n);
-                direct_block(mr, K, A + i * lda, lda, j->B + n, j->ldb, C + i * ldc + n, ldc, nc);
-                sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
-            }
-        }
-        return;
-    }
     /* K blocks keep a B panel in L1 while MC rows of A reuse it; a few rows of A cannot, so a prepacked B then
        streams each panel once, whole. */
     /* A K a little over KC in one block rather than a short second one that reloads all of C. */
     size_t kc_max = ((mode == MODE_PACKED || mode == MODE_PANELS) && m1 - m0 <= MR) || K <= KC_ONE ? K : KC;
-    const int fuse = sb_epilogue_fusable(e);
-    const size_t range_begin = n0, range_end = n1;
     /* A is packed (pack_a) when its rows would collide in L1 (rows a multiple of 2 KiB apart put MR / 2 or more
        lines into one set of the 32 KiB 8-way L1 at every step: K = 1024 or 2048, as inner products often have) and
        a block of A serves at least four panels of B, which pays for the copy. Otherwise, or without memory, A is
@@ -725,64 +790,50 @@ static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_
         size_t rows = min_size(MC, (m1 - m0 + MR - 1) / MR * MR);
         apack = (float *)sb_alloc_aligned(64, rows * kc_max, sizeof(float));
     }
-    for (size_t nb = range_begin; nb < range_end; nb += nb_cols) {
-        n0 = nb;
-        n1 = min_size(nb + nb_cols, range_end);
-        for (size_t k0 = 0; k0 < K; k0 += kc_max) {
-            size_t kc = min_size(kc_max, K - k0);
-            int last = k0 + kc == K;
+    k_block b = {0, 0, 0, sb_epilogue_fusable(e), e, apack};
+    for (size_t nb = n0; nb < n1; nb += nb_cols) {
+        const size_t ne = min_size(nb + nb_cols, n1);
+        for (b.k0 = 0; b.k0 < K; b.k0 += kc_max) {
+            b.kc = min_size(kc_max, K - b.k0);
+            b.last = b.k0 + b.kc == K;
             if (mode == MODE_PACK && buffer != NULL)
-                for (size_t n = n0, p = 0; n < n1; n += NR, ++p)
-                    pack_panel(buffer + p * kc * NR, j->B, j->ldb, j->trans, k0, kc, n, min_size(NR, n1 - n));
+                for (size_t n = nb, p = 0; n < ne; n += NR, ++p)
+                    pack_panel(buffer + p * b.kc * NR, j->B, j->ldb, j->trans, b.k0, b.kc, n, min_size(NR, ne - n));
             for (size_t mb = m0; mb < m1; mb += MC) {
                 size_t me = min_size(mb + MC, m1);
                 if (apack)
-                    pack_a(A + mb * lda + k0, lda, me - mb, kc, apack);
-                for (size_t n = n0, p = 0; n < n1; n += NR, ++p) {
-                    size_t nc = min_size(NR, n1 - n);
-                    const float * panel = one_panel;
-                    if (mode != MODE_PACK)
-                        panel = j->B + (n / NR) * K * NR + k0 * NR;
-                    else if (buffer != NULL)
-                        panel = buffer + p * kc * NR;
-                    else
-                        pack_panel(one_panel, j->B, j->ldb, j->trans, k0, kc, n, nc);
-                    size_t bs = NR;
-                    int full = 1; /* packed panels are zero-padded */
-                    if (mode == MODE_PANELS) { /* compact panels: rows of nc floats */
-                        panel = j->B + (n / NR) * K * NR + k0 * nc;
-                        bs = nc;
-                        full = nc == NR;
-                    } else if (mode == MODE_INPLACE) { /* the caller's B: rows ldb apart, N columns readable */
-                        panel = j->B + k0 * j->ldb + n;
-                        bs = j->ldb;
-                        full = nc == NR;
-                    }
-                    const size_t rows = NV > 1 && nc <= SB_W && !apack ? MR_NARROW : MR;
-                    for (size_t i = mb, mr; i < me; i += mr) {
-                        mr = min_size(rows, me - i);
-                        /* A last row that MR-row blocks leave alone stays alone: kernel() sums a single row in
-                           another order, and a column must not depend on the panel it falls in. */
-                        if (mr == me - i && mr > MR && mr % MR == 1)
-                            --mr;
-                        const sb_epilogue * fe = last && fuse ? e : NULL;
-                        if (mode == MODE_PACKED && mr == 1)
-                            gemv_panel(kc, A + i * lda + k0, panel, C + i * ldc + n, nc, k0 > 0, fe, i, n);
-                        else if (apack)
-                            kernel_packed(mr, kc, apack + (i - mb) * kc, 0, panel, bs, full, C + i * ldc + n, ldc, nc,
-                                k0 > 0, fe, i, n);
-                        else
-                            kernel_packed(mr, kc, A + i * lda + k0, lda, panel, bs, full, C + i * ldc + n, ldc, nc,
-                                k0 > 0, fe, i, n);
-                        if (last && !fuse)
-                            sb_epilogue_block(C + i * ldc + n, ldc, mr, nc, i, n, e);
-                    }
+                    pack_a(j->A + mb * lda + b.k0, lda, me - mb, b.kc, apack);
+                for (size_t n = nb, p = 0; n < ne; n += NR, ++p) {
+                    size_t nc = min_size(NR, ne - n), bs;
+                    int full;
+                    const float * panel = b_panel(j, &b, n, nc, p, buffer, one_panel, &bs, &full);
+                    panel_rows(j, &b, mb, me, n, nc, panel, bs, full);
                 }
             }
         }
     }
     sb_free(apack);
     sb_free(buffer);
+}
+
+/* Rows [m0, m1) x columns [n0, n1) of the job; n0 is a multiple of NR (of 4 for the dot modes). */
+static void run_range(const gemm_job * j, size_t m0, size_t m1, size_t n0, size_t n1)
+{
+    const sb_epilogue * e = sb_epilogue_active(j->e) ? j->e : NULL;
+    if (m0 >= m1 || n0 >= n1)
+        return;
+    if (j->K == 0) {
+        zero_range(j, m0, m1, n0, n1, e);
+        return;
+    }
+    switch (j->mode) {
+#if SB_W == 8
+    case MODE_DOT_BLOCKS: dot_blocks_range(j, m0, m1, n0, n1, e); return;
+#endif
+    case MODE_DOT: dot_range(j, m0, m1, n0, n1, e); return;
+    case MODE_DIRECT: direct_range(j, m0, m1, n0, n1, e); return;
+    default: panels_range(j, m0, m1, n0, n1, e); return;
+    }
 }
 
 static void body_columns(void * arg, size_t begin, size_t end)

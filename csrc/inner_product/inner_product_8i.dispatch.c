@@ -1,5 +1,7 @@
+/* @targets base sse41 avx2 avx512bw avx512vnni */
 /*
- * inner_product_8i.dispatch.c: SimdSynetInnerProduct8i's kernel, compiled once per ISA.
+ * inner_product_8i.dispatch.c: SimdSynetInnerProduct8i's kernel, compiled once per ISA of its @targets line: the
+ * only kernel built for avx512vnni (the only one its instructions serve; the others run their avx512bw variant there).
  *
  * dst[i][j] = sum_k src[i][k] * weight[j][k], uint8 x int8 -> int32 (the int32 sum wraps, as upstream's does).
  * - precise ((compatibility & 12) == 0): every product exactly. AVX-512 VNNI uses vpdpbusd, which adds four u8*s8

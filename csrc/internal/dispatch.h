@@ -1,8 +1,8 @@
 /*
  * dispatch.h: how an exported function reaches the kernel of the selected ISA.
  *
- * Every *.dispatch.c kernel source is compiled once per ISA it lists in CMakeLists.txt (one generated unit per
- * source and ISA, see internal/target.h). Inside such a source, SB_FN(name) expands to sb_<name>_<isa>.
+ * Every *.dispatch.c kernel source is compiled once per ISA its first line lists (@targets; one generated unit
+ * per source and ISA, see internal/target.h). Inside such a source, SB_FN(name) expands to sb_<name>_<isa>.
  * Each kernel's signature is written once, with SB_KERNEL (internal/kernels.h lists them all); the family's API
  * file, compiled once, calls the variants through a table made with SB_TABLE.
  */
@@ -12,7 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-enum { SB_ISA_BASE, SB_ISA_SSE41, SB_ISA_AVX2, SB_ISA_AVX512BW, SB_ISA_AVX512VNNI, SB_ISA_COUNT };
+#include "internal/isa_list.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #define SB_X86 1
@@ -53,38 +53,38 @@ static inline size_t sb_streaming_bytes(void)
 /* SB_KERNEL(name, signature): kernel `name` has the type of `signature`, a function type or a function whose type
    it shares (an exported one). Written once for both sides: a kernel unit declares its own ISA's variant, so a
    definition that drifts from the signature fails to compile; elsewhere every variant is declared, for SB_TABLE.
-   A kernel source need not be built for the AVX-512 ISAs: those two declarations are weak, a variant the source
-   does not list has the address NULL, and SB_VARIANT runs the nearest variant below it instead (avx512vnni falls
-   back to avx512bw, avx512bw to avx2). */
-#define SB_KERNEL(name, signature) typedef __typeof__(signature) sb_##name##_fn; SB_KERNEL_VARIANTS_(name)
+   A kernel source is built for the ISAs its @targets line lists, the required ones (base) and any optional ones
+   (internal/isa_list.h): an optional variant is declared weak, one the source does not list has the address NULL,
+   and SB_VARIANT runs the nearest variant below it instead (avx512vnni falls back to avx512bw, avx512bw to avx2). */
+#define SB_KERNEL(name, signature) typedef __typeof__(signature) sb_##name##_fn SB_KERNEL_VARIANTS_(name)
+#define SB_LINKAGE_required_
+#define SB_LINKAGE_optional_ __attribute__((weak, visibility("hidden")))
+#define SB_DECLARE_VARIANT_(name, isa, ENUM, cpu_info, linkage, ...) \
+    ; extern sb_##name##_fn sb_##name##_##isa SB_LINKAGE_##linkage##_
 #if defined(SB_SUFFIX)
-#define SB_KERNEL_VARIANTS_(name) extern sb_##name##_fn SB_CAT2(sb_##name, SB_SUFFIX)
+#define SB_KERNEL_VARIANTS_(name) ; extern sb_##name##_fn SB_CAT2(sb_##name, SB_SUFFIX)
 #elif SB_X86
-#define SB_KERNEL_VARIANTS_(name) \
-    extern sb_##name##_fn sb_##name##_base, sb_##name##_sse41, sb_##name##_avx2; \
-    extern sb_##name##_fn sb_##name##_avx512bw __attribute__((weak, visibility("hidden"))); \
-    extern sb_##name##_fn sb_##name##_avx512vnni __attribute__((weak, visibility("hidden")))
+#define SB_KERNEL_VARIANTS_(name) SIMDBIND_ISAS(SB_DECLARE_VARIANT_, name)
 #else
-#define SB_KERNEL_VARIANTS_(name) extern sb_##name##_fn sb_##name##_base
+#define SB_KERNEL_VARIANTS_(name) ; extern sb_##name##_fn sb_##name##_base
 #endif
 
-/* The variants of kernel `name`, indexed by ISA: static sb_<name>_fn * const table[SB_ISA_COUNT] = SB_TABLE(name) */
+/* The variants of kernel `name`, indexed by ISA: static sb_<name>_fn * const table[SB_ISA_COUNT] = SB_TABLE(name).
+   Elsewhere than on x86 only base is built, and it serves every ISA number. */
 #if SB_X86
-#define SB_TABLE(name) \
-    { sb_##name##_base, sb_##name##_sse41, sb_##name##_avx2, sb_##name##_avx512bw, sb_##name##_avx512vnni }
+#define SB_VARIANT_OF_(name, isa, ...) sb_##name##_##isa,
 #else
-#define SB_TABLE(name) { sb_##name##_base, sb_##name##_base, sb_##name##_base, sb_##name##_base, sb_##name##_base }
+#define SB_VARIANT_OF_(name, isa, ...) sb_##name##_base,
 #endif
+#define SB_TABLE(name) { SIMDBIND_ISAS(SB_VARIANT_OF_, name) }
 
-/* The variant of a table for ISA `isa` (isa evaluated once), and for the ISA selected now. */
-static inline int sb_variant_isa(int has_avx512bw, int has_avx512vnni, int isa)
-{
-    if (isa == SB_ISA_AVX512VNNI && !has_avx512vnni)
-        isa = SB_ISA_AVX512BW;
-    return isa == SB_ISA_AVX512BW && !has_avx512bw ? SB_ISA_AVX2 : isa;
-}
-#define SB_VARIANT(table, isa) \
-    ((table)[sb_variant_isa((table)[SB_ISA_AVX512BW] != 0, (table)[SB_ISA_AVX512VNNI] != 0, (isa))])
+/* The variant of a table for ISA `isa` (isa evaluated once): its own, or else the nearest variant below it that the
+   kernel source is built for (base always is); and the variant for the ISA selected now. */
+#define SB_VARIANT(table, isa) __extension__({ \
+    int sb_variant_isa_ = (isa); \
+    while (sb_variant_isa_ > 0 && (table)[sb_variant_isa_] == NULL) \
+        --sb_variant_isa_; \
+    (table)[sb_variant_isa_]; })
 #define SB_PICK(table) SB_VARIANT(table, sb_isa())
 
 /* Contexts: every object returned by an ...Init starts with this header so that SimdRelease can free any of them. */

@@ -3,7 +3,9 @@
  *
  * Included by every kernel unit (internal/target.h) and by the API files, so the definition of each ISA's variant
  * and the table that calls it are checked against the same declaration. Kernels that serve an exported function
- * with its own arguments take that function's type; the others are declared by their family's header.
+ * with its own arguments take that function's type. The others are declared where their types are: the GEMM's in
+ * internal/gemm.h, a family's in its own header (convolution/conv.h), which the family's kernel sources and api.c
+ * include, so that internal headers never depend on a family's.
  */
 #ifndef SB_KERNELS_H
 #define SB_KERNELS_H
@@ -11,7 +13,6 @@
 #include "simd_synet.h"
 #include "internal/dispatch.h"
 #include "internal/gemm.h"        /* gemm32f_* */
-#include "convolution/conv.h"     /* conv_forward_*, conv_pack_nhwc */
 
 /* elementwise/ */
 SB_KERNEL(eltwise, SimdSynetEltwiseLayerForward);

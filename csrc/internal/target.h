@@ -1,45 +1,27 @@
 /*
  * target.h: opens a translation unit that compiles one *.dispatch.c source for one ISA.
  *
- * The generated unit (CMakeLists.txt) defines exactly one SB_TARGET_<ISA> macro, includes this header, then the
- * kernel source. The ISA is switched on with a target pragma rather than per-unit -m flags: every unit builds with
- * the same command line, and the special builds' flags (tools/emulate_avx512.sh) stay one list.
- * Every kernel's declaration comes with it (internal/kernels.h), so each definition is checked against it.
+ * The generated unit (CMakeLists.txt, from the ISA's row of internal/isa_list.h) defines the ISA's number SB_ISA_ID,
+ * the kernel suffix SB_SUFFIX (_avx2), its whole target feature list SB_TARGET_FEATURES (none for base) and, for an
+ * ISA the emulation build emulates, SB_EMULATED_FEATURES (the feature list its units compile for there), includes
+ * this header, then the kernel source. The ISA is switched on with a target pragma rather than per-unit -m flags:
+ * every unit builds with the same command line, and the special builds' flags (tools/emulate_avx512.sh) stay one
+ * list. Every kernel's declaration comes with it (internal/kernels.h), so each definition is checked against it.
  */
 #ifndef SB_TARGET_H
 #define SB_TARGET_H
 
 #include <immintrin.h>
 
-#if defined(SB_TARGET_BASE)
-#define SB_SUFFIX _base
-#define SB_ISA_ID 0
-#elif defined(SB_TARGET_SSE41)
-#define SB_SUFFIX _sse41
-#define SB_ISA_ID 1
-#define SB_TARGET_FEATURES "sse4.1,popcnt"
-#elif defined(SB_TARGET_AVX2)
-#define SB_SUFFIX _avx2
-#define SB_ISA_ID 2
-#define SB_TARGET_FEATURES "sse4.1,popcnt,avx,avx2,fma,f16c,bmi,bmi2"
-#elif defined(SB_TARGET_AVX512BW)
-#define SB_SUFFIX _avx512bw
-#define SB_ISA_ID 3
-#define SB_TARGET_FEATURES "sse4.1,popcnt,avx,avx2,fma,f16c,bmi,bmi2,avx512f,avx512cd,avx512dq,avx512bw,avx512vl"
-#elif defined(SB_TARGET_AVX512VNNI)
-#define SB_SUFFIX _avx512vnni
-#define SB_ISA_ID 4
-#define SB_TARGET_FEATURES \
-    "sse4.1,popcnt,avx,avx2,fma,f16c,bmi,bmi2,avx512f,avx512cd,avx512dq,avx512bw,avx512vl,avx512vnni"
-#else
-#error "define one SB_TARGET_<ISA> before including target.h"
+#if !defined(SB_ISA_ID) || !defined(SB_SUFFIX)
+#error "a kernel unit defines SB_ISA_ID and SB_SUFFIX before including target.h (CMakeLists.txt writes them)"
 #endif
 
 /* The emulation build (tools/emulate_avx512.sh, -DSB_EMULATE_AVX512): AVX-512 units compile for AVX2 and call the
    lane-by-lane intrinsics of emulate_avx512.h, so their code paths run on CPUs without AVX-512. */
-#if defined(SB_EMULATE_AVX512) && SB_ISA_ID >= 3
+#if defined(SB_EMULATE_AVX512) && defined(SB_EMULATED_FEATURES)
 #undef SB_TARGET_FEATURES
-#define SB_TARGET_FEATURES "sse4.1,popcnt,avx,avx2,fma,f16c,bmi,bmi2"
+#define SB_TARGET_FEATURES SB_EMULATED_FEATURES
 #define SB_EMULATED_UNIT 1
 #endif
 

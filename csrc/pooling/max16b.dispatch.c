@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * max16b.dispatch.c: SimdSynetPoolingMax16b's kernel, compiled once per ISA.
  *

@@ -1,3 +1,4 @@
+/* @targets base sse41 avx2 avx512bw */
 /*
  * max32f.dispatch.c: SimdSynetPoolingMax32f's kernel (2D and 3D), compiled once per ISA.
  *

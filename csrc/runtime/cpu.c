@@ -22,7 +22,11 @@
 #define SIMDBIND_VERSION "0"
 #endif
 
-static const char * const isa_names[SB_ISA_COUNT] = {"base", "sse41", "avx2", "avx512bw", "avx512vnni"};
+#define ISA_NAME_(arg, name, ...) #name,
+static const char * const isa_names[SB_ISA_COUNT] = {SIMDBIND_ISAS(ISA_NAME_, ~)};
+/* The SimdCpuInfoType member that reports each ISA, or -1. */
+#define ISA_CPU_INFO_(arg, name, ENUM, cpu_info, ...) cpu_info,
+static const int isa_cpu_info[SB_ISA_COUNT] = {SIMDBIND_ISAS(ISA_CPU_INFO_, ~)};
 
 static int isa_supported[SB_ISA_COUNT];
 _Atomic int sb_isa_selected = SB_ISA_BASE;
@@ -113,8 +117,11 @@ static void detect(void)
     isa_supported[SB_ISA_AVX512BW] = isa_supported[SB_ISA_AVX2] && avx512 && os_avx512;
     isa_supported[SB_ISA_AVX512VNNI] = isa_supported[SB_ISA_AVX512BW] && vnni;
 #ifdef SB_EMULATE_AVX512
-    /* tools/emulate_avx512.sh: those units were compiled for AVX2 (internal/emulate_avx512.h) */
-    isa_supported[SB_ISA_AVX512BW] = isa_supported[SB_ISA_AVX512VNNI] = isa_supported[SB_ISA_AVX2];
+    /* tools/emulate_avx512.sh: an emulated ISA's units were compiled for the ISA it is emulated as
+       (internal/isa_list.h, internal/emulate_avx512.h) */
+#define ISA_EMULATED_AS_(arg, name, ENUM, cpu_info, linkage, EMULATED_AS, ...) \
+    isa_supported[SB_ISA_##ENUM] = isa_supported[SB_ISA_##EMULATED_AS];
+    SIMDBIND_ISAS(ISA_EMULATED_AS_, ~)
 #endif
     const size_t llc = llc_instance_bytes();
     if (llc > 0)
@@ -241,11 +248,11 @@ SIMD_API uint64_t SimdCpuInfo(SimdCpuInfoType type)
     case SimdCpuInfoCacheL3: return sysconf_or_zero(_SC_LEVEL3_CACHE_SIZE);
 #endif
     case SimdCpuInfoRam: return sysconf_or_zero(_SC_PHYS_PAGES) * sysconf_or_zero(_SC_PAGESIZE);
-    case SimdCpuInfoSse41: return isa_supported[SB_ISA_SSE41];
-    case SimdCpuInfoAvx2: return isa_supported[SB_ISA_AVX2];
-    case SimdCpuInfoAvx512bw: return isa_supported[SB_ISA_AVX512BW];
-    case SimdCpuInfoAvx512vnni: return isa_supported[SB_ISA_AVX512VNNI];
-    default: return 0;
+    default:
+        for (int i = 0; i < SB_ISA_COUNT; ++i)
+            if (isa_cpu_info[i] == (int)type)
+                return isa_supported[i];
+        return 0;
     }
 }
 

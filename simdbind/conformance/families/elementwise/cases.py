@@ -92,7 +92,7 @@ class Eltwise(Function):
 UNARY_OPS = tuple(m.name.lower() for m in simdbind.UnaryOperation)
 EXACT_UNARY = ("abs", "ceil", "floor", "neg", "not", "rcp", "round", "sign", "sqrt", "zero")
 #: Tolerance of each inexact operation (admitting upstream's documented numerics); the bundled library
-#: is within 2 ulp of the exact result on these (vmath.h), which tests/test_elementwise.py checks.
+#: is within 2 ulp of the exact result on these (vmath.h), which tests/elementwise/test_elementwise.py checks.
 UNARY_TOLERANCE = {
     "exp": Tolerance(rel=1e-5, max_ulp=2, why="polynomial exp: upstream rel ~1e-7, bundled <= 1.5 ulp"),
     "log": Tolerance(abs=3e-5, rel=1e-5, max_ulp=2,

@@ -19,11 +19,6 @@ from simdbind.pooling import _Axis
 FLT_MAX = np.finfo(np.float32).max
 
 
-@pytest.fixture(params=["api", "abi"])
-def library(request, bundled):
-    return bundled if request.param == "api" else simdbind.load(simdbind.bundled_path())
-
-
 @pytest.fixture
 def as_external(bundled):
     """The bundled library presented as an upstream build, so the Max32f defect routes run (on correct code)."""

@@ -13,11 +13,6 @@ from simdbind import ArgumentError, ContextClosedError, DTypeError
 from simdbind import activation as act
 
 
-@pytest.fixture(params=["api", "abi"])
-def library(request, bundled):
-    return bundled if request.param == "api" else simdbind.load(simdbind.bundled_path())
-
-
 def f32(values):
     return np.array(values, np.float32)
 

@@ -12,12 +12,7 @@ import pytest
 
 import simdbind
 from simdbind import ArgumentError, DTypeError
-from simdbind._checks import bindings
-
-
-@pytest.fixture(params=["api", "abi"])
-def library(request, bundled):
-    return bundled if request.param == "api" else simdbind.load(simdbind.bundled_path())
+from simdbind._fastpath import bindings
 
 
 def pair(n=37, shape=None, seed=3):
@@ -135,7 +130,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 from simdbind import elementwise as _elementwise  # noqa: E402
-from simdbind._checks import _fastcall, fast_address, fast_key  # noqa: E402
+from simdbind._fastpath import _fastcall, fast_address, fast_key  # noqa: E402
 
 needs_fastcall = pytest.mark.skipif(_fastcall is None, reason="simdbind._fastcall is not built")
 ELTWISE, UNARY = "SimdSynetEltwiseLayerForward", "SimdSynetUnaryOperation32f"
@@ -457,10 +452,10 @@ def test_an_external_library_is_called_through_the_fast_path(double_library):
 
 
 def test_without_the_extension_there_is_no_fast_call_and_the_wrappers_still_work(monkeypatch):
-    import simdbind._checks as checks
+    import simdbind._fastpath as fastpath
 
     library = simdbind.load(simdbind.bundled_path())  # a fresh library: nothing cached yet
-    monkeypatch.setattr(checks, "_fastcall", None)
+    monkeypatch.setattr(fastpath, "_fastcall", None)
     assert fast_address(bindings(library), UNARY, _elementwise._UNARY_SIGNATURE) == 0
     assert fast_address(bindings(library), ELTWISE, _elementwise._ELTWISE_SIGNATURE) == 0
     a = np.float32([1, 4])

@@ -15,11 +15,6 @@ from simdbind import ArgumentError, ContextClosedError, DTypeError, SimdBindErro
 from simdbind.library import Library
 
 
-@pytest.fixture(params=["api", "abi"])
-def library(request, bundled):
-    return bundled if request.param == "api" else simdbind.load(simdbind.bundled_path())
-
-
 def rand(rng, *shape):
     return rng.uniform(-1, 1, shape).astype(np.float32)
 

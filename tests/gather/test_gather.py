@@ -12,14 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simdbind
-from simdbind._checks import planned_gather
+from simdbind._fastpath import planned_gather
 from simdbind.conformance.families.gather.reference import gather_elements as reference
 from simdbind import ArgumentError, ContextClosedError, DTypeError
-
-
-@pytest.fixture(params=["api", "abi"])
-def library(request, bundled):
-    return bundled if request.param == "api" else simdbind.load(simdbind.bundled_path())
 
 
 def test_onnx_examples(library):

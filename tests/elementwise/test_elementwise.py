@@ -9,11 +9,6 @@ import simdbind
 from simdbind import ArgumentError, DTypeError
 
 
-@pytest.fixture(params=["api", "abi"])
-def library(request, bundled):
-    return bundled if request.param == "api" else simdbind.load(simdbind.bundled_path())
-
-
 def f32(*values):
     return np.array(values, np.float32)
 
