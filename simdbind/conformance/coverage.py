@@ -37,10 +37,11 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from simdbind.conformance import options
+from simdbind.library import ISAS
 
 FORMAT = "simdbind-coverage/1"
-#: ISAs in display order (upstream's and the bundled library's names, lower case); "common": compiled once.
-ISA_ORDER = ("common", "base", "sse41", "avx2", "avx512bw", "avx512vnni", "amxbf16")
+#: ISAs in display order (the bundled library's, then upstream's beyond them, lower case); "common": compiled once.
+ISA_ORDER = ("common", *ISAS, "amxbf16")
 #: Upstream's ISA file-name prefixes (namespaces), longest first where one is a prefix of another.
 UPSTREAM_ISAS = ("Base", "Sse41", "Avx2", "Avx512bw", "Avx512vnni", "Avx512bf16", "Avx512fp16", "AmxBf16", "AmxInt8",
                  "Amx", "Neon", "Sve2", "Sve", "Hvx")
@@ -54,7 +55,7 @@ UPSTREAM_COMPONENTS = re.compile(
     r"|SynetUnaryOperation|SynetGatherElements|Gemm32f\w*|Winograd\d*|SynetActivation|SynetAdd|BFloat16")
 _UPSTREAM_FILE = re.compile(r"Simd(?P<isa>" + "|".join(UPSTREAM_ISAS) + r")(?P<component>[A-Z]\w*)\.cpp")
 #: A bundled kernel unit (CMakeLists.txt: units/<stem>_<isa>.c).
-_BUNDLED_UNIT = re.compile(r"units/(?P<stem>\w+)_(?P<isa>base|sse41|avx2|avx512bw|avx512vnni)\.c")
+_BUNDLED_UNIT = re.compile(r"units/(?P<stem>\w+)_(?P<isa>" + "|".join(ISAS) + r")\.c")
 
 
 class CoverageError(Exception):

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from simdbind._versions import VersionRange
 from simdbind.conformance import families
+from simdbind.library import ISAS
 
 if TYPE_CHECKING:
     from simdbind.conformance.model import Case, Function
 
 REQUIRED = ("id", "function", "when", "versions", "spec", "behaviour", "affects")
 OPTIONAL = ("example", "note")
-ISAS = ("base", "sse41", "avx2", "avx512bw", "avx512vnni")
 #: Values of "affects": implementation kinds, "adapters" (torch and onnxruntime), "all", or an implementation name.
 AFFECTS_KINDS = ("external", "bundled", "torch", "onnxruntime", "adapters", "all")
 
