@@ -443,6 +443,7 @@ def test_a_coverage_build_keeps_its_tree_where_the_library_writes_counters(fixtu
     assert code == 0, err
     entry = only_entry(cache_dir)
     assert entry.name == "upstream@v7.1.162:coverage"
+    assert "--coverage -fprofile-update=atomic" in (entry.path / "build.log").read_text()  # threads: atomic counts
     tree = entry.build_tree
     assert tree is not None and tree == cache.tree(cache_dir, entry.key) / "build"
     build, library = coverage.open_build("upstream@v7.1.162:coverage")

@@ -14,10 +14,11 @@ venv=build/coverage-venv
 python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q cffi numpy hypothesis ml_dtypes gcovr
 # A regular (non-editable) install built in its own build directory (CMakeLists.txt's SIMDBIND_C_FLAGS /
-# SIMDBIND_LINK_FLAGS): the counters (.gcda) are written beside the objects there when a process exits.
+# SIMDBIND_LINK_FLAGS): the counters (.gcda) are written beside the objects there when a process exits. Counters
+# are updated atomically: the kernels run on several threads, and plain updates tear (gcov then reads negative counts).
 "$venv/bin/python" -m pip install -q --force-reinstall --no-deps \
     -C build-dir=build/coverage \
-    -C "cmake.define.SIMDBIND_C_FLAGS=--coverage" \
+    -C "cmake.define.SIMDBIND_C_FLAGS=--coverage -fprofile-update=atomic" \
     -C "cmake.define.SIMDBIND_LINK_FLAGS=--coverage" \
     .
 

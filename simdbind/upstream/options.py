@@ -65,8 +65,10 @@ class BuildOptions:
         for backend, option in switches.items():
             definitions[option] = "ON" if backend in self.backends else "OFF"
         if self.coverage:
-            # Upstream's CMake project adds CMAKE_CXX_FLAGS to every source's flags (COMMON_CXX_FLAGS).
-            definitions.update({"CMAKE_CXX_FLAGS": "--coverage", "CMAKE_C_FLAGS": "--coverage",
+            # Upstream's CMake project adds CMAKE_CXX_FLAGS to every source's flags (COMMON_CXX_FLAGS). Its kernels
+            # run on several threads: atomic counter updates, or counts come out torn (even negative).
+            flags = "--coverage -fprofile-update=atomic"
+            definitions.update({"CMAKE_CXX_FLAGS": flags, "CMAKE_C_FLAGS": flags,
                                 "CMAKE_SHARED_LINKER_FLAGS": "--coverage"})
         return definitions
 
