@@ -14,7 +14,8 @@ import pytest
 
 from simdbind import cli
 from simdbind.bench import harness
-from simdbind.bench.cases import EFFECTIVE, Listed, work
+from simdbind.bench.cases import Listed, work
+from simdbind.conformance.work import EFFECTIVE
 from simdbind.conformance.model import case_from_descriptor
 
 GIL = Listed("gil", case_from_descriptor("eltwise op=max count=2 size=4096"))
