@@ -80,6 +80,8 @@ def test_kinds_of_results():
     # As the runner's guard reports them: the adapter's method first.
     assert explore.kind_of(result("error", "run() raised ArgumentError: groups: must divide ...")) == "rejected"
     assert explore.kind_of(result("error", "run() raised UpstreamDefectError: x")) == "error:UpstreamDefectError"
+    assert explore.kind_of(result("error", "case: IndexError: tuple index out of range")) == "rejected"
+    assert explore.kind_of(result("error", "reference: KeyError: 'x'")) == "error:reference"
     assert explore.kind_of(result("error", "UpstreamDefectError: wrote 4 bytes")) == "error:UpstreamDefectError"
     assert [explore.is_finding(k) for k in ("wrong", "wrong:nan", "overrun", "crash", "hang", "error:X", "known",
                                             "rejected", "pass")] == [True] * 6 + [False] * 3

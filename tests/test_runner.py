@@ -387,3 +387,15 @@ def test_inputs_reach_the_implementation_between_guard_zones_of_nan():
     assert storage.nbytes == 2 * GUARD_BYTES + 24
     assert (storage[:GUARD_BYTES] == 0xFF).all() and (storage[-GUARD_BYTES:] == 0xFF).all()
     assert np.isnan(storage[:GUARD_BYTES].view(np.float32)).all()
+
+
+def test_a_case_whose_inputs_cannot_be_made_is_an_error_of_the_case_not_a_dead_process():
+    """A descriptor can combine values that parse one by one but not together (a specials input longer than its
+    size): the run reports it as an error naming the case, instead of raising out of the runner (which killed
+    explore's worker, reported as a crash of the implementation)."""
+    function = REGISTRY["unary"]
+    case = function.parse("unary op=rcp size=68 special=specials group=edge")
+    (bundled,) = implementations(["bundled"], "base")
+    result = runner.run_case(bundled, function, case)
+    assert result.status == "error" and result.detail.startswith("case: ValueError: negative dimensions"), \
+        result.detail

@@ -36,8 +36,9 @@ DEFAULT_TIMEOUT = 60.0
 #: Shrinking a finding may overrun a pair's budget by this fraction of it (at least MIN_SHRINK_SECONDS).
 SHRINK_SHARE = 0.5
 MIN_SHRINK_SECONDS = 20.0
-#: Error types that mean the drawn case broke an argument rule: a defect of the space, counted, never a finding.
-REJECTED = ("ArgumentError:", "DTypeError:")
+#: Errors that mean the drawn case broke an argument rule or cannot be made (its values do not go together): a
+#: defect of the space or of a neighbour, counted, never a finding.
+REJECTED = ("ArgumentError:", "DTypeError:", "case:")
 
 
 # -- the worker process ------------------------------------------------------------------------------------------

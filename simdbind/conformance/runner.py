@@ -170,11 +170,25 @@ def run_case(implementation: Any, function: Function, case: Case, seed: int = DE
         except _Skip as why:
             result.status, result.detail = "skip", str(why)
             return result
+        except CaseError as error:
+            result.status, result.detail = "error", f"case: {error}"
+            return result
+        except ReferenceFailure as error:
+            result.status, result.detail = "error", f"reference: {error}"
     return _classify(result, implementation, case, seed, catalogue)
 
 
 class _Skip(Exception):
     """The implementation cannot run this case (the message is the reason)."""
+
+
+class CaseError(Exception):
+    """The case's inputs cannot be made: its descriptor combines values outside the function's case domain (a
+    descriptor written by hand, or a neighbour the guided search made). Reported as an error ``case: ...``."""
+
+
+class ReferenceFailure(Exception):
+    """The suite's reference raised on the case: a defect of the suite, reported as an error ``reference: ...``."""
 
 
 def _run_checked(implementation: Any, function: Function, case: Case, seed: int, result: CaseResult) -> None:
@@ -183,7 +197,10 @@ def _run_checked(implementation: Any, function: Function, case: Case, seed: int,
     reason = guard.call("unsupported()", implementation.unsupported, function.name, case)
     if reason:
         raise _Skip(str(reason))
-    inputs = guarded(function.inputs(case, case.rng(seed)))
+    try:
+        inputs = guarded(function.inputs(case, case.rng(seed)))
+    except Exception as error:  # the descriptor combines values the function's inputs cannot be made from
+        raise CaseError(f"{type(error).__name__}: {error}") from None
     pristine = guard.snapshot(inputs)
     outputs = inputs[OUTPUTS] = GuardedOutputs()  # run() takes its out= arrays from here
     tolerance = guard.call("tolerance()", implementation.tolerance, function.name, case) or function.tolerance(case)
@@ -203,7 +220,10 @@ def _run_checked(implementation: Any, function: Function, case: Case, seed: int,
     changed = guard.modified(pristine, inputs)
     # After the call, from the pristine inputs plus what run() recorded beside them (e.g. whether the library
     # honours a flag) for the reference to follow.
-    expected = function.reference(case, {**inputs, **pristine})
+    try:
+        expected = function.reference(case, {**inputs, **pristine})
+    except Exception as error:  # the suite's own reference failed: its error, not the implementation's
+        raise ReferenceFailure(f"{type(error).__name__}: {error}") from None
     actual_parts = guard.call("converting run()'s result", _arrays, actual)
     expected_parts = expected if isinstance(expected, tuple) else (expected,)
     details = [f"modified its input{'s' * (len(changed) > 1)} {', '.join(changed)} (inputs are read-only)"] \
