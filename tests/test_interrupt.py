@@ -53,7 +53,7 @@ def interrupt(process: subprocess.Popen[str]) -> tuple[int, str, str, float]:
         stdout, stderr = process.communicate(timeout=STOP_SECONDS * 6)
     except subprocess.TimeoutExpired:
         process.kill()
-        stdout, stderr = process.communicate()
+        stdout, stderr = process.communicate(timeout=30)
         pytest.fail(f"still running {STOP_SECONDS * 6} s after SIGINT: {stderr[-2000:]}")
     return process.returncode, stdout, stderr, time.monotonic() - sent
 

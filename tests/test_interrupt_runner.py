@@ -70,14 +70,15 @@ def interrupt(process: subprocess.Popen[str], pause: float) -> tuple[str, str, f
         return stdout, stderr, time.perf_counter() - sent
     finally:
         if process.poll() is None:
-            process.kill()
-            process.communicate()
+            # The whole session: a worker left behind would hold the pipes open, and communicate() wait forever.
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate(timeout=30)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_returns_the_partial_run_at_once_and_leaves_no_worker(workers):
     process = subprocess.Popen([sys.executable, "-c", RUNNER_SCRIPT, str(workers)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
     assert process.stdout is not None
     pids = json.loads(process.stdout.readline())["workers"]
     stdout, stderr, took = interrupt(process, 1.5)
@@ -105,6 +106,7 @@ def test_command_ctrl_c_with_workers_ends_at_once_with_summary_and_interrupted_r
     process = subprocess.Popen([sys.executable, "-m", "simdbind", "conformance", "--profile", "ci", "-n", "2",
                                 "--report-json", str(report), "--junit-xml", "", "--report-md", "",
                                 "--report-html", ""], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True,
                                cwd=tmp_path)
     deadline = time.perf_counter() + 60
     while len(children(process.pid)) < 3 and time.perf_counter() < deadline:  # 2 workers, the resource tracker
@@ -143,7 +145,7 @@ print(json.dumps({"interrupted": outcome.interrupted, "done": len(outcome.result
 def test_ctrl_c_that_an_implementation_swallows_still_stops_the_run():
     """The user's SIGINT is seen even when the implementation's code catches the KeyboardInterrupt it raised."""
     process = subprocess.Popen([sys.executable, "-c", SWALLOWED_SCRIPT], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT, start_new_session=True)
     assert process.stdout is not None and process.stdout.readline().strip() == "started"
     stdout, stderr, took = interrupt(process, 1.0)
     assert process.returncode == 0 and took < 2.5, stderr
