@@ -403,7 +403,7 @@ class Lrn(Function):
         if not p["direct"]:
             return simdbind.lrn(inputs["x"], p["half"], inputs["k"], case.layout,
                                 out=self.output(inputs, inputs["x"].shape), library=library)
-        if library.kind != "bundled" and p["channels"] < 2 * p["half"] + 1:
+        if library.kind != "bundled" and case.layout == "nhwc" and p["channels"] < 2 * p["half"] + 1:
             # Upstream's NHWC index arithmetic wraps for channels < 2*half+1: the read can land anywhere,
             # and did crash the process against v7.1.162. Catalogued as lrn-nhwc-small-channels; simdbind.lrn
             # routes such calls through NCHW, so users never reach it. (The F + 3 cases read one float before src:
@@ -413,9 +413,16 @@ class Lrn(Function):
         x = inputs["x"]
         out = self.output(inputs, x.shape)
         ffi = library.ffi
-        library.function("SimdSynetLrnLayerCrossChannels")(
-            ffi.from_buffer("float[]", x), p["half"], p["channels"], x.size // p["channels"],
-            ffi.from_buffer("float[]", inputs["k"]), ffi.from_buffer("float[]", out), simdbind.TensorFormat.NHWC)
+        lrn = library.function("SimdSynetLrnLayerCrossChannels")
+        k = ffi.from_buffer("float[]", inputs["k"])
+        if case.layout == "nhwc":  # the batch's pixels are one run of channel vectors
+            lrn(ffi.from_buffer("float[]", x), p["half"], p["channels"], x.size // p["channels"], k,
+                ffi.from_buffer("float[]", out), simdbind.TensorFormat.NHWC)
+            return out
+        images, image_out = x.reshape(-1, *x.shape[-3:]), out.reshape(-1, *out.shape[-3:])
+        for image, result in zip(images, image_out):  # NCHW: one image per call
+            lrn(ffi.from_buffer("float[]", image), p["half"], p["channels"], image.size // p["channels"], k,
+                ffi.from_buffer("float[]", result), simdbind.TensorFormat.NCHW)
         return out
 
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
@@ -471,6 +478,8 @@ class Shuffle(Function):
         if p["type"] == 0:
             c0, c1 = p["channels0"], p["channels1"]
         else:
+            if (p["channels0"] + p["channels1"]) % 2:
+                raise ValueError(f"type 1: channels {p['channels0']}x{p['channels1']} do not sum to an even count")
             c0 = c1 = (p["channels0"] + p["channels1"]) // 2
         return {"x0": rng.uniform(-10, 10, self._shape(case, c0)).astype(np.float32),
                 "x1": rng.uniform(-10, 10, self._shape(case, c1)).astype(np.float32)}
@@ -560,8 +569,8 @@ def _lrn_space(self: Lrn) -> SearchStrategy[Case]:
     @st.composite
     def draw(draw: DrawFn) -> Case:
         layout = draw(st.sampled_from(("nchw", "nhwc")))
-        # A direct NHWC call (no routing) is the C function's own contract, outside the wrapper's.
-        direct = layout == "nhwc" and draw(st.booleans())
+        # A direct call (no routing) is the C function's own contract, outside the wrapper's, in either layout.
+        direct = draw(st.booleans())
         params = {"batch": draw(st.integers(1, 3)), "half": draw(st.integers(0, 6)),
                   "channels": draw(st.integers(1, 70)), "height": draw(st.integers(1, 9)),
                   "width": draw(st.integers(1, 20)), "k": draw(st.sampled_from(tuple(LRN_K))), "direct": direct}
