@@ -18,6 +18,8 @@ import numpy as np
 
 FLOAT_CLASSES = ("nan", "-inf", "-max", "-normal", "-subnormal", "-0", "+0", "+subnormal", "+normal", "+max", "+inf")
 INT_CLASSES = ("min", "negative", "0", "positive", "max")
+#: Unsigned integers: 0 is their min, and nothing is negative.
+UINT_CLASSES = ("min", "positive", "max")
 
 
 def _is_bf16(array: np.ndarray) -> bool:
@@ -103,11 +105,11 @@ def as_values(array: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def kind(array: Any) -> str:
-    """"float" or "int" (the class list that applies), "" for other data."""
+    """"float", "int" or "uint" (the class list that applies), "" for other data."""
     data = np.asarray(array)
     if data.dtype.kind == "f" or _is_bf16(data):
         return "float"
-    return "int" if data.dtype.kind in "iu" else ""
+    return {"i": "int", "u": "uint"}.get(data.dtype.kind, "")
 
 
 def reached(function: Any, cases: Iterable[Any], seed: int) -> dict[str, dict[str, set[str]]]:
@@ -138,7 +140,7 @@ def missing(found: dict[str, set[str]]) -> dict[str, list[str]]:
     """Per array, the classes of its kind that `found` lacks."""
     result = {}
     for name, seen in found.items():
-        every = FLOAT_CLASSES if name.endswith(":float") else INT_CLASSES
+        every = {"float": FLOAT_CLASSES, "int": INT_CLASSES, "uint": UINT_CLASSES}[name.rsplit(":", 1)[1]]
         lacking = [c for c in every if c not in seen]
         if lacking:
             result[name] = lacking
@@ -184,7 +186,7 @@ def main(args: argparse.Namespace) -> int:
             lacking += 1
             print(f"{function.name} input {name}: missing {', '.join(gaps)}")
         for name, seen in found["outputs"].items():  # what the contract can produce differs by function: shown
-            order = FLOAT_CLASSES if name.endswith(":float") else INT_CLASSES
+            order = {"float": FLOAT_CLASSES, "int": INT_CLASSES, "uint": UINT_CLASSES}[name.rsplit(":", 1)[1]]
             print(f"{function.name} output {name}: reached {', '.join(c for c in order if c in seen)}")
     print(f"classes: {len(chosen)} function(s), profile {args.profile}: "
           + ("every input reached every class" if not lacking else f"{lacking} input(s) miss a class"))
