@@ -35,8 +35,6 @@ def classes(array: Any) -> set[str]:
         return _float_classes(data)
     if data.dtype.kind in "iu":
         return _int_classes(data)
-    if data.dtype.kind == "b":
-        return set()
     return set()
 
 
