@@ -219,7 +219,7 @@ class Pair:
     findings: list[Finding] = field(default_factory=list)
     interrupted: bool = False  # Ctrl-C stopped the search (what it found so far is kept)
     corpus: int = 0  # guided: the cases that showed a new feature
-    neighbours: int = 0  # guided: the neighbours run
+    neighbours: int = 0  # guided: the neighbours made (one already run is not run again)
 
 
 class _SearchState(TypedDict):
@@ -384,7 +384,7 @@ def _search(worker: Worker, function: Function, budget: float, seed: int, log: A
     pair.interrupted = interrupted.set
     pair.seconds = time.perf_counter() - start
     if guide is not None:
-        pair.corpus, pair.neighbours = len(guide.corpus), guide.neighbours_run
+        pair.corpus, pair.neighbours = len(guide.corpus), guide.neighbours_made
     return pair
 
 

@@ -42,8 +42,7 @@ class Guide:
     rng: random.Random
     seen: set[str] = field(default_factory=set)
     corpus: list[Case] = field(default_factory=list)
-    neighbours: int = 0
-    neighbours_run: int = 0
+    neighbours_made: int = 0  # the neighbours made (inside the case domain)
 
     def features(self, case: Case, kind: str, info: str) -> set[str]:
         values = {**case.params, "dtype": case.dtype, "layout": case.layout, "group": case.group}
@@ -75,7 +74,6 @@ class Guide:
         """A case next to a recent corpus case (None: the corpus is empty or the neighbour left the domain)."""
         if not self.corpus:
             return None
-        self.neighbours += 1
         base = self.rng.choice(self.corpus[-RECENT:])
         values = {**base.params, "dtype": base.dtype, "layout": base.layout, "group": base.group}
         numeric = [f for f in self.function.fields if f.kind in ("int", "dims", "list")]
@@ -99,5 +97,5 @@ class Guide:
             self.function.check_domain(case)
         except (DescriptorError, ValueError):
             return None
-        self.neighbours_run += 1
+        self.neighbours_made += 1
         return case

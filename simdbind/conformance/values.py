@@ -2,8 +2,8 @@
 
 Floating-point data (float32, bf16) falls into eleven classes: ``nan``, ``-inf``, ``-max`` (the largest finite
 magnitude, negative), ``-normal``, ``-subnormal``, ``-0``, ``+0``, ``+subnormal``, ``+normal``, ``+max``, ``+inf``.
-Integer data falls into ``min`` and ``max`` (the type's extremes), ``negative``, ``0`` and ``positive`` between
-them. :func:`reached` counts, over a list of cases, the classes of every input array and every reference output,
+Signed integer data falls into ``min`` and ``max`` (the type's extremes), ``negative``, ``0`` and ``positive``
+between them; unsigned data into ``min`` (0), ``positive`` and ``max``. :func:`reached` counts, over a list of cases, the classes of every input array and every reference output,
 so that a profile can be checked to give each function every class it can take and to make it produce every class
 the contract lets it produce (``simdbind conformance classes``).
 """
