@@ -213,6 +213,12 @@ def _upstream_enabled() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]
     yield _upstream(1, 20, 75, 75, 20, (1, 11), 1, 1, (0, 5), (0, 5), 20), "nchw", CI
 
 
+def _reach() -> Iterable[tuple[dict[str, Any], str]]:
+    """Shapes that reach code the other grids leave unexercised (docs/mutation.md): NCHW Winograd F(2x2,3x3) rows
+    wider than three 32-column input blocks, where the input loop's column step is taken more than once."""
+    yield _upstream(1, 32, 20, 130, 32, 3, 1, 1, 1, 1), "nchw"
+
+
 def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
     """Upstream's tests, every `#if 0` table (layout None: upstream's default, run here in both layouts)."""
     u = _upstream
@@ -371,6 +377,8 @@ class Convolution32f(Function):
                 yield self.case(p, layout=layout, profiles=profiles)
         for p, layout, profiles in _upstream_enabled():
             yield self.case(p, layout=layout, profiles=profiles)
+        for p, layout in _reach():
+            yield self.case(p, layout=layout, profiles=CI)
         for p, default_layout in _upstream_disabled():
             for one in (default_layout,) if default_layout else LAYOUTS:
                 yield self.case(p, layout=one, profiles=FULL)
