@@ -86,6 +86,24 @@ def test_apply_refuses_a_source_that_changed():
         mutation.apply(SOURCE.replace("int s = 0", "int s = 9"))
 
 
+def test_a_mutated_source_is_restored_byte_for_byte(tmp_path):
+    # CRLF line ends (upstream's sources have them) and a byte that is not UTF-8: a restore through text would
+    # change both, and the rebuilt objects would no longer match the library's coverage notes.
+    stored = SOURCE.replace("\n", "\r\n").encode() + b"/* \xff */\r\n"
+    path = tmp_path / "kernel.c"
+    path.write_bytes(stored)
+    candidates = mutate.mutations("kernel.c", mutate.read_source(path))
+    assert [m.line for m in candidates] == [m.line for m in mutate.mutations("kernel.c", SOURCE)]
+    mutation = candidates[0]
+    with mutate.mutated(path, mutation):
+        during = path.read_bytes()
+        assert during != stored and during.count(b"\r\n") == stored.count(b"\r\n") and b"\xff" in during
+    assert path.read_bytes() == stored
+    with pytest.raises(RuntimeError), mutate.mutated(path, mutation):
+        raise RuntimeError("the build failed")
+    assert path.read_bytes() == stored
+
+
 def test_every_kernel_source_maps_to_functions_the_suite_knows():
     from simdbind.conformance.runner import REGISTRY
 

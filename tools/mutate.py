@@ -20,6 +20,7 @@ external libraries).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -32,6 +33,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,6 +100,24 @@ class Mutation:
         if text[self.offset:self.offset + len(self.original)] != self.original:
             raise ValueError(f"{self.label}: the source does not have {self.original!r} there")
         return text[:self.offset] + self.replacement + text[self.offset + len(self.original):]
+
+
+def read_source(path: Path) -> str:
+    """The file's text exactly as stored: CRLF line ends kept (upstream's sources have them) and any byte that is
+    not UTF-8 carried through, so that offsets and the text written back match the file byte for byte."""
+    return path.read_bytes().decode("utf-8", "surrogateescape")
+
+
+@contextlib.contextmanager
+def mutated(path: Path, mutation: Mutation) -> Iterator[None]:
+    """The source with `mutation` in place, then restored byte for byte: a restored file that differed (line ends
+    normalised, say) would recompile into objects, and coverage notes, that no longer match the built library's."""
+    original = path.read_bytes()
+    path.write_bytes(mutation.apply(original.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape"))
+    try:
+        yield
+    finally:
+        path.write_bytes(original)
 
 
 def tokens(text: str) -> list[Token]:
@@ -217,7 +237,7 @@ def functions_of(path: str) -> list[str]:
 def choose(seed: int, count: int, root: Path = ROOT) -> list[Mutation]:
     """`count` mutations picked by `seed` among every candidate of every kernel source (in file order)."""
     candidates = [m for p in kernel_sources(root)
-                  for m in mutations(p.relative_to(root).as_posix(), p.read_text())]
+                  for m in mutations(p.relative_to(root).as_posix(), read_source(p))]
     picked = random.Random(seed).sample(range(len(candidates)), min(count, len(candidates)))
     return [candidates[i] for i in sorted(picked)]
 
@@ -300,11 +320,8 @@ def run(mutants: list[Mutation], workdir: Path, timeout: float, echo=print) -> l
     echo(f"original built in {time.perf_counter() - start:.0f} s")
     outcomes = []
     for number, mutation in enumerate(mutants, 1):
-        source = workdir / mutation.path
-        original = source.read_text()
-        source.write_text(mutation.apply(original))
         outcome = Outcome(mutation, "discarded")
-        try:
+        with mutated(workdir / mutation.path, mutation):
             start = time.perf_counter()
             built = build_library(workdir, logs / f"mutant{number}.log")
             outcome.build_seconds = time.perf_counter() - start
@@ -317,8 +334,6 @@ def run(mutants: list[Mutation], workdir: Path, timeout: float, echo=print) -> l
                 outcome.run_seconds = time.perf_counter() - start
             else:
                 outcome.detail = "does not compile"
-        finally:
-            source.write_text(original)
         outcomes.append(outcome)
         echo(f"[{number}/{len(mutants)}] {mutation.label}: {outcome.result} {outcome.how} "
              f"(build {outcome.build_seconds:.0f} s, run {outcome.run_seconds:.0f} s) {outcome.detail}")

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mutate import Mutation, mutations  # noqa: E402  (the tool beside this one)
+from mutate import Mutation, mutated, mutations, read_source  # noqa: E402  (the tool beside this one)
 
 from simdbind.conformance import coverage  # noqa: E402
 from simdbind.upstream.build import library_file  # noqa: E402
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in files:
         path = tree.simd_file(name)
         reached = executed.get(name, set())
-        candidates += [m for m in mutations(name, path.read_text(errors="replace")) if m.line in reached]
+        candidates += [m for m in mutations(name, read_source(path)) if m.line in reached]
     picked = sorted(random.Random(args.seed).sample(range(len(candidates)), min(args.count, len(candidates))))
     mutants = [candidates[i] for i in picked]
     print(f"{len(candidates)} mutants on executed lines; {len(mutants)} picked (seed {args.seed})", flush=True)
@@ -175,12 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     outcomes: list[Outcome] = []
     for number, mutation in enumerate(mutants, 1):
-        source = tree.simd_file(mutation.path)
-        original = source.read_text(errors="replace")
         names = functions_of(mutation.path)
         outcome = Outcome(mutation.label, names, "discarded")
-        try:
-            source.write_text(mutation.apply(original))
+        with mutated(tree.simd_file(mutation.path), mutation):
             start = time.perf_counter()
             built = ninja(tree, work / f"mutant{number}.log")
             outcome.build_seconds = time.perf_counter() - start
@@ -200,8 +197,6 @@ def main(argv: list[str] | None = None) -> int:
                         outcome.detail = f"{len(changed)} cases changed; first: {d}: {before} -> {after}"
                     else:
                         outcome.result, outcome.detail = "survived", f"{len(statuses)} cases as before"
-        finally:
-            source.write_text(original)
         outcomes.append(outcome)
         print(f"[{number}/{len(mutants)}] {outcome.label}: {outcome.result} {outcome.how} (build "
               f"{outcome.build_seconds:.0f} s, run {outcome.run_seconds:.0f} s) {outcome.detail}", flush=True)

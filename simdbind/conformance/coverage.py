@@ -452,7 +452,7 @@ def main(args: argparse.Namespace) -> int:
 
 def open_build(spec: str) -> tuple[Build, str | None]:
     """``--build``: a build directory, or the name of a cached upstream coverage build (``upstream@REF:coverage``),
-    whose library the run then loads unless it names another."""
+    whose tree's library the run then loads unless it names another."""
     from simdbind.errors import LibraryError
     from simdbind.upstream import names
 
@@ -465,7 +465,10 @@ def open_build(spec: str) -> tuple[Build, str | None]:
     if entry.build_tree is None:
         raise CoverageError(f"--build {spec}: not a coverage build (make one with `simdbind upstream build "
                             f"--coverage`, named upstream@REF:coverage)")
-    return Build.open(entry.build_tree), str(entry.library)
+    # The tree's own library, not the cache's copy of it: a rebuild in the tree (a mutant's, then the restore) makes
+    # new notes whose stamps only the tree's relinked library writes counters for (gcov: "stamp mismatch").
+    built = Path(entry.build_tree) / Path(entry.library).name
+    return Build.open(entry.build_tree), str(built if built.is_file() else entry.library)
 
 
 def read_json(path: str) -> list[Coverage]:
