@@ -22,6 +22,7 @@ Winograd may take.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
@@ -61,7 +62,7 @@ ACTIVATIONS: dict[str, tuple[float, ...] | str] = {
 
 def _geometry(src_c: int, src_h: int, src_w: int, dst_c: int, kernel: Any = 3, *, stride: Any = 1,
               dilation: Any = 1, pad: Any = 0, group: int = 1, batch: int = 1, activation: str = "identity",
-              threads: int = 1) -> dict[str, Any]:
+              threads: int = 1, calls: int = 1) -> dict[str, Any]:
     def pair(v: Any) -> tuple[int, int]:
         return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
 
@@ -73,7 +74,7 @@ def _geometry(src_c: int, src_h: int, src_w: int, dst_c: int, kernel: Any = 3, *
         pads = tuple(pad)
     return {"batch": batch, "src_c": src_c, "src_h": src_h, "src_w": src_w, "dst_c": dst_c,
             "kernel": pair(kernel), "stride": pair(stride), "dilation": pair(dilation), "pad": pads,
-            "groups": group, "activation": activation, "threads": threads, "special": ""}
+            "groups": group, "activation": activation, "threads": threads, "calls": calls, "special": ""}
 
 
 def _upstream(batch: int, src_c: int, src_h: int, src_w: int, dst_c: int, kernel: Any, dilation: Any = 1,
@@ -213,10 +214,43 @@ def _upstream_enabled() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]
     yield _upstream(1, 20, 75, 75, 20, (1, 11), 1, 1, (0, 5), (0, 5), 20), "nchw", CI
 
 
-def _reach() -> Iterable[tuple[dict[str, Any], str]]:
-    """Shapes that reach code the other grids leave unexercised (docs/mutation.md): NCHW Winograd F(2x2,3x3) rows
-    wider than three 32-column input blocks, where the input loop's column step is taken more than once."""
-    yield _upstream(1, 32, 20, 130, 32, 3, 1, 1, 1, 1), "nchw"
+def _reach() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
+    """Upstream's algorithms crossed with what selects their code (docs/coverage.md): each of its algorithms
+    instantiates its kernels once per activation and per kernel size, stride or micro-block, so a shape reaches one
+    instantiation of many. Every case makes two Forward calls: upstream times two candidate kernels of a context over
+    its first calls (the NHWC direct ``2r``/``3r`` micro-kernels, the GEMM kernels of NHWC Winograd) and the second
+    call runs the other one. ``ci`` takes each algorithm once (ReLU, two calls), ``full`` every activation."""
+    g = functools.partial(_geometry, calls=2)
+    every = tuple(ACTIVATIONS)
+    shapes: list[tuple[str, Callable[[str], dict[str, Any]]]] = [
+        # NHWC direct (group 1, dstW >= 6 + pads): a 3x3 stride-2 block with an output-channel tail, a 1x1 block, a
+        # 5x5 with a narrow image; more than 8 output channels, else the AVX2 code runs.
+        ("nhwc", lambda a: g(24, 14, 30, 40, 3, stride=2, pad=1, activation=a)),
+        ("nhwc", lambda a: g(40, 9, 20, 72, 1, activation=a)),
+        ("nhwc", lambda a: g(16, 12, 17, 17, 5, pad=2, activation=a)),
+        # The older NHWC direct kernels (``2f``): at most 3 input channels.
+        ("nhwc", lambda a: g(3, 15, 30, 40, 3, stride=2, pad=1, activation=a)),
+        ("nhwc", lambda a: g(1, 12, 24, 17, 3, pad=1, activation=a)),
+        # NCHW direct (few input channels per group): kernels 1..5, strides 1 and 2, rows wider and narrower than
+        # half a vector.
+        ("nchw", lambda a: g(4, 11, 40, 4, 3, pad=1, group=4, activation=a)),
+        ("nchw", lambda a: g(4, 11, 40, 4, 5, stride=2, pad=2, group=4, activation=a)),
+        ("nchw", lambda a: g(2, 10, 44, 2, 4, stride=2, group=2, activation=a)),
+        ("nchw", lambda a: g(1, 9, 9, 1, 2, activation=a)),
+        ("nchw", lambda a: g(1, 12, 37, 1, 1, activation=a)),
+        # NHWC depthwise 3x3 and a general kernel, NHWC grouped with two outputs per channel.
+        ("nhwc", lambda a: g(24, 10, 19, 24, 3, stride=2, pad=1, group=24, activation=a)),
+        ("nhwc", lambda a: g(20, 9, 13, 20, (5, 7), pad=(2, 3), group=20, activation=a)),
+        ("nhwc", lambda a: g(12, 9, 14, 24, 3, pad=1, group=12, activation=a)),
+        # Winograd's other kernels (NHWC only, more than 16 input channels): 1x3 (more than 32), 1x5, 2x2.
+        ("nhwc", lambda a: g(40, 6, 21, 24, (1, 3), pad=(0, 1), activation=a)),
+        ("nhwc", lambda a: g(24, 7, 18, 40, (1, 5), activation=a)),
+        ("nhwc", lambda a: g(24, 9, 13, 24, 2, pad=(0, 0, 1, 1), activation=a)),
+        ("nhwc", lambda a: g(32, 24, 26, 20, 2, activation=a)),
+    ]
+    for layout, shape in shapes:
+        for activation in every:
+            yield shape(activation), layout, CI if activation == "relu" else FULL
 
 
 def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
@@ -366,7 +400,7 @@ class Convolution32f(Function):
     fields = (F("layout", "name"), F("batch", "int", 1), F("src_c", "int"), F("src_h", "int"), F("src_w", "int"),
               F("dst_c", "int"), F("kernel", "dims"), F("stride", "dims", (1, 1)), F("dilation", "dims", (1, 1)),
               F("pad", "list", (0, 0, 0, 0)), F("groups", "int", 1), F("activation", "name", "identity"),
-              F("threads", "int", 1), F("special", "name", ""), F("group", "name"))
+              F("threads", "int", 1), F("calls", "int", 1), F("special", "name", ""), F("group", "name"))
 
     def grid(self) -> Iterable[Case]:
         for p, profiles in _grid():
@@ -377,8 +411,11 @@ class Convolution32f(Function):
                 yield self.case(p, layout=layout, profiles=profiles)
         for p, layout, profiles in _upstream_enabled():
             yield self.case(p, layout=layout, profiles=profiles)
-        for p, layout in _reach():
-            yield self.case(p, layout=layout, profiles=CI)
+        # NCHW Winograd F(2x2,3x3) rows wider than three 32-column input blocks: the input loop's column step is
+        # taken more than once (a gap the mutation of upstream's kernels showed, docs/mutation.md).
+        yield self.case(_upstream(1, 32, 20, 130, 32, 3, 1, 1, 1, 1), layout="nchw", profiles=CI)
+        for p, layout, profiles in _reach():
+            yield self.case(p, layout=layout, profiles=profiles)
         for p, default_layout in _upstream_disabled():
             for one in (default_layout,) if default_layout else LAYOUTS:
                 yield self.case(p, layout=one, profiles=FULL)
@@ -439,7 +476,10 @@ class Convolution32f(Function):
             "params": params,
         }
 
-    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> Any:
+        """``calls`` Forward calls on one context, each result checked: upstream times the candidate kernels of a
+        context over its first calls (two NHWC direct micro-kernels, two GEMM kernels) and keeps the fastest, so
+        its second call runs other code than its first."""
         p = case.params
         threads = library.threads if p["threads"] > 1 else None
         if threads is not None:
@@ -447,11 +487,11 @@ class Convolution32f(Function):
         try:
             src = inputs["src"]
             with self.context(library, case, inputs) as conv:
-                out = self.output(inputs, conv.out_shape)  # 0xFF bytes: a read of dst before writing it shows as NaN
                 inputs["_info"] = conv.info  # the algorithm: the non-finite rule depends on it
-                actual = conv.forward(src, out=out)
-                inputs["_actual"] = actual  # for the reference's choice at mish's jump
-                return actual
+                # 0xFF bytes: a read of dst before writing it shows as NaN
+                results = [conv.forward(src, out=self.output(inputs, conv.out_shape)) for _ in range(p["calls"])]
+            inputs["_actual"] = results  # for the reference's choices at non-finite inputs and mish's jump
+            return results[0] if len(results) == 1 else tuple(results)
         finally:
             if threads is not None:
                 library.set_threads(threads)
@@ -481,12 +521,17 @@ class Convolution32f(Function):
                                          pad=p["pad"], group=p["groups"], activation=activation)
 
         expected = convolve(p["activation"])
-        if p.get("special") and "_actual" in inputs:
-            expected = non_finite_expectation(expected, inputs["_actual"], inputs.get("_info", ""), p, case.layout)
-        if p["activation"] == "mish" and "_actual" in inputs:
-            expected = reference_activation.either_side_of_the_jump(
-                expected, convolve("identity"), inputs["_actual"], "mish", inputs["params"], self.tolerance(case).abs)
-        return expected
+        identity = convolve("identity") if p["activation"] == "mish" else None
+        results = []
+        for actual in inputs.get("_actual", [None] * p["calls"]):
+            result = expected
+            if p.get("special") and actual is not None:
+                result = non_finite_expectation(result, actual, inputs.get("_info", ""), p, case.layout)
+            if identity is not None and actual is not None:
+                result = reference_activation.either_side_of_the_jump(
+                    result, identity, actual, "mish", inputs["params"], self.tolerance(case).abs)
+            results.append(result)
+        return results[0] if len(results) == 1 else tuple(results)
 
     def tolerance(self, case: Case) -> Tolerance:
         return tolerance(case.params, ACTIVATIONS, winograd_eligible(case.params))

@@ -8,6 +8,7 @@ the activations included, is in ``simdbind/conformance/engines/<engine>/``.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -23,6 +24,16 @@ from simdbind.conformance.engines.openvino._graph import params_key
 from simdbind.conformance.engines.openvino._graph import run as openvino_run
 from simdbind.conformance.engines.torch import as_numpy, tensor
 from simdbind.conformance.engines.torch.activation import activate
+
+
+def _every_call(convolution: Callable[[Case, dict[str, Any]], np.ndarray]) -> Callable[[Case, dict[str, Any]], Any]:
+    """The adapter run once per Forward call of the case (``calls``, cases.py), each result checked as a Simd
+    context's are."""
+    @functools.wraps(convolution)
+    def every_call(case: Case, inputs: dict[str, Any]) -> Any:
+        results = tuple(convolution(case, inputs) for _ in range(case.params.get("calls", 1)))
+        return results[0] if len(results) == 1 else results
+    return every_call
 
 
 def _groups(p: dict[str, Any]) -> int:
@@ -47,6 +58,7 @@ class Torch:
 
     @staticmethod
     @adapter("torch", "convolution32f")
+    @_every_call
     def convolution32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
         import torch
         import torch.nn.functional as F
@@ -102,6 +114,7 @@ class OnnxRuntime:
 
     @staticmethod
     @adapter("onnxruntime", "convolution32f")
+    @_every_call
     def convolution32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
         src = np.asarray(inputs["src"], np.float32)
@@ -156,6 +169,7 @@ class OpenVINO:
 
     @staticmethod
     @adapter("openvino", "convolution32f")
+    @_every_call
     def convolution32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
         from openvino import opset15 as ops
 
@@ -196,6 +210,7 @@ class Ncnn:
 
     @staticmethod
     @adapter("ncnn", "convolution32f")
+    @_every_call
     def convolution32f(case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
         weight = np.asarray(inputs["weight"], np.float32)
