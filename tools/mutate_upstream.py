@@ -9,8 +9,8 @@ line no case reaches measures the profile's reach, which ``simdbind conformance 
 oracle. The executed lines come from gcovr's JSON report of a gcov build made by ``simdbind upstream build
 --coverage`` (the tree it keeps), after one ``ci`` run.
 
-Each mutant is compiled in that tree (Ninja recompiles the one unit and links, through ccache when the build used
-it), then the ``ci`` profile of its file's functions (:data:`FUNCTIONS`) runs on the mutated library. A mutant is
+Each mutant is compiled in that tree (Ninja recompiles the one unit and links; ccache does not cache these
+compiles: it counts ``-fprofile-update=atomic`` as an unsupported option), then the ``ci`` profile of its file's functions (:data:`FUNCTIONS`) runs on the mutated library. A mutant is
 killed when any case's status differs from the unmutated library's (a failure, an error, a catalogued deviation
 that no longer shows, a crash or a timeout); it survives when every status is the same; one that does not compile
 is discarded. The source is restored after each mutant, and the library rebuilt at the end.

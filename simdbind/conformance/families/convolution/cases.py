@@ -427,7 +427,8 @@ class Convolution32f(Function):
         """Group 1, grouped and depthwise (with a multiplier) geometries; channel counts from 1; kernels 1..11
         per axis (non-square); strides and dilations 1..3 per axis; each of the four pads up to the dilated
         kernel; images down to one pixel and outputs past every vector width; batch 1..2; every activation;
-        1 or 2 threads; both layouts. Work is bounded so that the float64 reference stays quick."""
+        1 or 2 threads; 1 or 2 Forward calls; both layouts. Work is bounded so that the float64 reference stays
+        quick."""
         from hypothesis import assume
         from hypothesis import strategies as st
 
@@ -451,7 +452,7 @@ class Convolution32f(Function):
             params = _geometry(src_c, src_h, src_w, dst_c, kernel, stride=(draw(st.integers(1, 3)),
                                draw(st.integers(1, 3))), dilation=dilation, pad=pad, group=groups,
                                batch=draw(st.integers(1, 2)), activation=draw(st.sampled_from(tuple(ACTIVATIONS))),
-                               threads=draw(st.integers(1, 2)))
+                               threads=draw(st.integers(1, 2)), calls=draw(st.integers(1, 2)))
             work = params["batch"] * src_h * src_w * dst_c * kernel[0] * kernel[1] * (src_c // groups)
             assume(work <= 4_000_000)
             return self.case(params, layout=draw(st.sampled_from(LAYOUTS)))
