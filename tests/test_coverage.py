@@ -254,3 +254,29 @@ def test_output_paths_are_checked_before_the_run_and_a_failed_write_is_one_line(
     out = tmp_path / "out.json"
     assert main(["conformance", "coverage", "--from-json", str(good), "--json", str(out), "--md", "/dev/full"]) == 2
     assert "--md /dev/full: cannot be written" in capsys.readouterr().err and json.loads(out.read_text())
+
+
+@needs_gcc
+def test_the_run_html_report_gets_the_coverage_section(bundled_build: tuple[Path, Path], tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from simdbind.conformance import report_html
+
+    build_dir, program = bundled_build
+    report = tmp_path / "run.html"
+    page = f"<html><main><table></table>{report_html.FOOTER} (x).</footer></main></html>"
+    report.write_text(page)
+    measured = coverage.measure(coverage.Build.open(build_dir), [str(program)], label="tiny")
+    monkeypatch.setattr(coverage, "measure", lambda *args, **kwargs: measured)
+    assert cli.main(["conformance", "coverage", "--build", str(build_dir), "--",
+                     "--profile", "smoke", "--report-html", str(report)]) == 0
+    text = report.read_text()
+    section = text[text.index('<section class="coverage">'):text.index(report_html.FOOTER)]
+    assert "Coverage: tiny (bundled)" in section and "<code>csrc/fam/kern.dispatch.c</code>" in section
+    # base: the kernel's 3 of 4 lines and none of the header's 2; all: 5 of 14 (test_bundled_lines_and_branches_per_isa)
+    assert "<td>base</td><td>50.0% (3/6)</td>" in section and "<td>all</td><td>35.7% (5/14)</td>" in section
+    assert text.startswith("<html><main><table></table>") and text.endswith("(x).</footer></main></html>")
+    # A page that is not a report of the suite's is left alone, and said to be.
+    report.write_text("<html>someone else's</html>")
+    assert cli.main(["conformance", "coverage", "--build", str(build_dir), "--",
+                     "--report-html=" + str(report)]) == 2
+    assert report.read_text() == "<html>someone else's</html>"

@@ -391,7 +391,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--label", default="", help="the run's name in the tables (default: its command line)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the coverage as JSON")
     parser.add_argument("--md", default=None, metavar="FILE", help="write a Markdown table")
-    parser.add_argument("--html", default=None, metavar="FILE", help="write a one-file HTML page")
+    parser.add_argument("--html", default=None, metavar="FILE",
+                        help="write a one-file HTML page (a run given --report-html FILE also gets the tables as a "
+                             "section of that report)")
     parser.add_argument("--from-json", action="append", default=None, metavar="FILE",
                         help="no run: read coverage JSON files (repeatable) and write their tables together")
     parser.add_argument("--gcov-executable", default=None, help="the gcov of the compiler that made the build")
@@ -440,6 +442,12 @@ def main(args: argparse.Namespace) -> int:
                                              indent=1) + "\n",
                 "--md": lambda: text, "--html": lambda: html_page(runs)}
     status = 0
+    if not args.from_json:
+        try:
+            add_to_report(runs[0], _option(arguments, "--report-html"))
+        except CoverageError as error:  # the tables are still printed and written
+            print(f"simdbind: conformance coverage: {error}", file=sys.stderr)
+            status = 2
     for flag, path in outputs.items():
         try:
             options.write_text(path, contents[flag]())
@@ -448,6 +456,30 @@ def main(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             status = 2
     return status
+
+
+def _option(arguments: Sequence[str], flag: str) -> str | None:
+    """The value of `flag` in a command line (``--flag VALUE`` or ``--flag=VALUE``; the last one given)."""
+    value = None
+    for index, word in enumerate(arguments):
+        if word == flag and index + 1 < len(arguments):
+            value = arguments[index + 1]
+        elif word.startswith(flag + "="):
+            value = word.split("=", 1)[1]
+    return value
+
+
+def add_to_report(run: Coverage, report_html: str | None) -> None:
+    """The coverage as a section of the run's HTML report (``--report-html FILE`` among the run's arguments)."""
+    if not report_html or not Path(report_html).is_file():
+        return
+    from simdbind.conformance.report_html import with_sections
+
+    try:
+        page = with_sections(Path(report_html).read_text(encoding="utf-8"), [html_section(run)])
+        options.write_text(report_html, page)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise CoverageError(f"--report-html {report_html}: the coverage section cannot be added ({error})") from None
 
 
 def open_build(spec: str) -> tuple[Build, str | None]:
