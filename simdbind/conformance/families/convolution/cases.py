@@ -215,13 +215,13 @@ def _upstream_enabled() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]
 
 
 def _reach() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
-    """Upstream's algorithms crossed with what selects their code (docs/coverage.md): each of its algorithms
-    instantiates its kernels once per activation and per kernel size, stride or micro-block, so a shape reaches one
-    instantiation of many. Every case makes two Forward calls: upstream times two candidate kernels of a context over
-    its first calls (the NHWC direct ``2r``/``3r`` micro-kernels, the GEMM kernels of NHWC Winograd) and the second
-    call runs the other one. ``ci`` takes each algorithm once (ReLU, two calls), ``full`` every activation."""
+    """Upstream's algorithms crossed with what selects their code (docs/coverage.md): each algorithm instantiates
+    its kernels once per activation and per kernel size, stride, image width or micro-block, so a shape reaches one
+    instantiation of many. Every case makes two Forward calls: upstream times two candidate kernels of a context
+    over its first calls (the NHWC direct ``2r``/``3r`` micro-kernels, the GEMM kernels of NHWC Winograd) and the
+    second call runs the other one. ``ci`` takes each algorithm once (ReLU), ``full`` every activation and the
+    micro-kernel tails."""
     g = functools.partial(_geometry, calls=2)
-    every = tuple(ACTIVATIONS)
     shapes: list[tuple[str, Callable[[str], dict[str, Any]]]] = [
         # NHWC direct (group 1, dstW >= 6 + pads): a 3x3 stride-2 block with an output-channel tail, a 1x1 block, a
         # 5x5 with a narrow image; more than 8 output channels, else the AVX2 code runs.
@@ -231,16 +231,27 @@ def _reach() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
         # The older NHWC direct kernels (``2f``): at most 3 input channels.
         ("nhwc", lambda a: g(3, 15, 30, 40, 3, stride=2, pad=1, activation=a)),
         ("nhwc", lambda a: g(1, 12, 24, 17, 3, pad=1, activation=a)),
-        # NCHW direct (few input channels per group): kernels 1..5, strides 1 and 2, rows wider and narrower than
-        # half a vector.
+        # NCHW direct (few input channels per group): a kernel of 1 to 5 at the strides each has a copy for, rows
+        # wider than a vector (kernels 4 and 5 need them) and at most half a vector (the AVX2 copies).
         ("nchw", lambda a: g(4, 11, 40, 4, 3, pad=1, group=4, activation=a)),
+        ("nchw", lambda a: g(4, 11, 40, 4, 3, stride=2, pad=1, group=4, activation=a)),
+        ("nchw", lambda a: g(4, 11, 40, 4, 5, pad=2, group=4, activation=a)),
         ("nchw", lambda a: g(4, 11, 40, 4, 5, stride=2, pad=2, group=4, activation=a)),
+        ("nchw", lambda a: g(2, 10, 44, 2, 4, group=2, activation=a)),
         ("nchw", lambda a: g(2, 10, 44, 2, 4, stride=2, group=2, activation=a)),
+        ("nchw", lambda a: g(4, 9, 8, 4, 3, pad=1, group=4, activation=a)),
         ("nchw", lambda a: g(1, 9, 9, 1, 2, activation=a)),
         ("nchw", lambda a: g(1, 12, 37, 1, 1, activation=a)),
-        # NHWC depthwise 3x3 and a general kernel, NHWC grouped with two outputs per channel.
-        ("nhwc", lambda a: g(24, 10, 19, 24, 3, stride=2, pad=1, group=24, activation=a)),
+        # NHWC depthwise (more than 8 channels, not 24): 3x3, a general kernel, and 7x7 pad 3 on rows of a multiple
+        # of 8, of 6, and neither.
+        ("nhwc", lambda a: g(20, 10, 19, 20, 3, stride=2, pad=1, group=20, activation=a)),
         ("nhwc", lambda a: g(20, 9, 13, 20, (5, 7), pad=(2, 3), group=20, activation=a)),
+        ("nhwc", lambda a: g(20, 9, 16, 20, 7, pad=3, group=20, activation=a)),
+        ("nhwc", lambda a: g(20, 9, 18, 20, 7, pad=3, group=20, activation=a)),
+        ("nhwc", lambda a: g(20, 9, 13, 20, 7, pad=3, group=20, activation=a)),
+        # NHWC grouped, two outputs per channel: channels in blocks of 4, 2 and 1 vectors and a tail, and fewer
+        # channels than an AVX-512 vector (the AVX2 copy).
+        ("nhwc", lambda a: g(117, 6, 9, 234, 3, pad=1, group=117, activation=a)),
         ("nhwc", lambda a: g(12, 9, 14, 24, 3, pad=1, group=12, activation=a)),
         # Winograd's other kernels (NHWC only, more than 16 input channels): 1x3 (more than 32), 1x5, 2x2.
         ("nhwc", lambda a: g(40, 6, 21, 24, (1, 3), pad=(0, 1), activation=a)),
@@ -249,8 +260,16 @@ def _reach() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
         ("nhwc", lambda a: g(32, 24, 26, 20, 2, activation=a)),
     ]
     for layout, shape in shapes:
-        for activation in every:
+        for activation in ACTIVATIONS:
             yield shape(activation), layout, CI if activation == "relu" else FULL
+    # NHWC direct micro-kernel tails: a row's body runs in blocks of 14 output pixels (``2r``) or 9 (``3r``), and
+    # the rest through a kernel instantiated for each count 1..13; a 1x1 convolution blocks all the pixels of its
+    # rows. Each count at each activation: 1x1, 3x3 (16 input channels: direct, not Winograd) and the ``2f`` kernels.
+    for activation in ACTIVATIONS:
+        for m in range(1, 14):
+            yield g(40, 1, 14 + m, 40, 1, activation=activation), "nhwc", FULL
+            yield g(16, 3, 16 + m, 40, 3, pad=1, activation=activation), "nhwc", FULL
+            yield g(3, 3, 16 + m, 40, 3, pad=1, activation=activation), "nhwc", FULL
 
 
 def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
