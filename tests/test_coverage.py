@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -280,3 +282,28 @@ def test_the_run_html_report_gets_the_coverage_section(bundled_build: tuple[Path
     assert cli.main(["conformance", "coverage", "--build", str(build_dir), "--",
                      "--report-html=" + str(report)]) == 2
     assert report.read_text() == "<html>someone else's</html>"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_measurement_kills_its_run_and_the_run_workers(tmp_path: Path, stop: int) -> None:
+    # The measured run starts a worker that would write a file (as a worker writes its counters when it exits) a
+    # second after it starts; the measurement is stopped before then. Neither may live on to write it.
+    marker = tmp_path / "written-after-the-stop"
+    ready = tmp_path / "worker-started"
+    worker = (f"import pathlib, time; pathlib.Path({str(ready)!r}).touch(); time.sleep(1.5); "
+              f"pathlib.Path({str(marker)!r}).touch()")
+    run = f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {worker!r}]); time.sleep(30)"
+    measuring = (f"import sys; from simdbind.conformance import coverage; "
+                 f"coverage._run_whole_or_not_at_all([sys.executable, '-c', {run!r}])")
+    process = subprocess.Popen([sys.executable, "-c", measuring], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ready.exists()
+    started = time.monotonic()
+    process.send_signal(stop)
+    _, err = process.communicate(timeout=10)
+    assert time.monotonic() - started < 1.0, "the measurement waited for its run instead of killing it"
+    assert process.returncode != 0 and ("_Terminated" in err or "KeyboardInterrupt" in err)
+    time.sleep(2.0)
+    assert not marker.exists()

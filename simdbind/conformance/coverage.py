@@ -28,9 +28,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -310,6 +312,36 @@ def collect(build: Build, gcov_executable: str | None = None, check_scope: bool 
     return coverage
 
 
+class _Terminated(Exception):
+    pass
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def _run_whole_or_not_at_all(command: Sequence[str]) -> int:
+    """Run the measured command in a process group of its own; if this process is stopped first (Ctrl-C, SIGTERM),
+    kill that group at once. A run cut short, or its worker processes left behind, would otherwise go on and write
+    counters into the build when they exit, into the next measurement's."""
+    process = subprocess.Popen(command, start_new_session=True)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        return process.wait()
+    except BaseException:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # SIGKILL: no exit handlers, so no counters written
+        except ProcessLookupError:
+            pass
+        process.wait()
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
 def measure(build: Build, command: Sequence[str], label: str = "", gcov_executable: str | None = None,
             check_scope: bool = False) -> Coverage:
     """Reset the counters, run `command` in a child process (``python -m simdbind conformance ...``: a profile, an
@@ -317,7 +349,7 @@ def measure(build: Build, command: Sequence[str], label: str = "", gcov_executab
     stop the measurement)."""
     build.reset()
     start = time.perf_counter()
-    code = subprocess.call(command)
+    code = _run_whole_or_not_at_all(command)
     seconds = time.perf_counter() - start
     if code < 0:
         raise CoverageError(f"the run was killed by signal {-code}: its counters are incomplete")
@@ -433,6 +465,10 @@ def main(args: argparse.Namespace) -> int:
     except CoverageError as error:
         print(f"simdbind: conformance coverage: {error}", file=sys.stderr)
         return 2
+    except _Terminated:
+        print("simdbind: conformance coverage: terminated: the run was killed with its workers, no coverage written",
+              file=sys.stderr)
+        return 128 + signal.SIGTERM
     text = markdown(runs)
     print(text, end="")
     for run in runs:
