@@ -532,7 +532,7 @@ class Convolution32f(Function):
         buffer = np.empty(max(conv.external_buffer_size, 1), np.float32)
         return lambda: conv.forward(src, out=out, buffer=buffer)
 
-    def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
+    def reference(self, case: Case, inputs: dict[str, Any]) -> Any:
         p = case.params
 
         def convolve(activation: str) -> np.ndarray:
