@@ -40,7 +40,7 @@ def test_explore_finds_shrinks_and_reports_both_planted_defects(tmp_path):
     report = tmp_path / "explore.json"
     keep = tmp_path / "regressions.txt"
     out = subprocess.run([sys.executable, "-m", "simdbind", "conformance", "explore", "--library", library,
-                          "--function", "eltwise", "--budget", "8", "--seed", "3", "--timeout", "20",
+                          "--function", "eltwise", "--budget", "8", "--seed", "3", "--timeout", "20", "--guide", "none",
                           "--json", str(report), "--keep", str(keep)], capture_output=True, text=True)
     assert out.returncode == 1, out.stdout + out.stderr  # findings fail the run
     (pair,) = json.loads(report.read_text())["pairs"]

@@ -404,9 +404,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--keep", default=None, metavar="FILE",
                         help="append each finding's minimal descriptor to FILE (a regression file)")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the findings and counts as JSON")
-    parser.add_argument("--guide", choices=("none", "features"), default="none",
-                        help="features: after each drawn case also run a neighbour of a case that showed something "
-                             "new (an algorithm, a size class, an outcome); none: the random search (default)")
+    parser.add_argument("--guide", choices=("none", "features"), default="features",
+                        help="features (default): after each drawn case also run a neighbour of a case that showed "
+                             "something new (an algorithm, a size class, an outcome); none: the random search alone "
+                             "(docs/coverage.md compares them)")
     parser.set_defaults(handler=main)
     return parser
 
