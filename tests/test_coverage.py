@@ -182,22 +182,25 @@ def _run(cover: coverage.Coverage) -> dict[str, object]:
 
 
 def test_json_round_trip_and_tables(tmp_path: Path) -> None:
+    # Instances and source lines differ where a template is instantiated several times (upstream's C++).
     run = coverage.Coverage("bundled", "ci", ["simdbind", "conformance"], 0, 12.5, [
-        coverage.FileCoverage(30, 40, 5, 10, "csrc/a.dispatch.c", "avx2"),
-        coverage.FileCoverage(10, 10, 2, 2, "csrc/api.c", "common"),
-        coverage.FileCoverage(0, 50, 0, 8, "csrc/a.dispatch.c", "base")])
+        coverage.FileCoverage(30, 40, 5, 10, 3, 4, 1, 2, file="csrc/a.dispatch.c", isa="avx2"),
+        coverage.FileCoverage(10, 10, 2, 2, 10, 10, 2, 2, file="csrc/api.c", isa="common"),
+        coverage.FileCoverage(0, 50, 0, 8, 0, 5, 0, 2, file="csrc/a.dispatch.c", isa="base")])
     data = run.to_json()
     assert data["isas"] == {"common": {"lines": [10, 10], "branches": [2, 2], "lines_percent": 100.0,
-                                       "branches_percent": 100.0},
+                                       "branches_percent": 100.0, "source_lines": [10, 10],
+                                       "source_branches": [2, 2]},
                             "base": {"lines": [0, 50], "branches": [0, 8], "lines_percent": 0.0,
-                                     "branches_percent": 0.0},
+                                     "branches_percent": 0.0, "source_lines": [0, 5], "source_branches": [0, 2]},
                             "avx2": {"lines": [30, 40], "branches": [5, 10], "lines_percent": 75.0,
-                                     "branches_percent": 50.0}}
+                                     "branches_percent": 50.0, "source_lines": [3, 4], "source_branches": [1, 2]}}
     assert data["total"]["lines"] == [40, 100] and data["total"]["branches"] == [7, 20]
+    assert data["total"]["source_lines"] == [13, 19] and data["total"]["source_branches"] == [3, 6]
     assert coverage.Coverage.from_json(json.loads(json.dumps(data))) == run
     table = coverage.markdown([run])
-    assert "| ci | avx2 | 1 | 75.0% (30/40) | 50.0% (5/10) |" in table
-    assert "| ci | **all** | 3 | 40.0% (40/100) | 35.0% (7/20) |" in table
+    assert "| ci | avx2 | 1 | 75.0% (3/4) | 50.0% (1/2) | 75.0% (30/40) | 50.0% (5/10) |" in table
+    assert "| ci | **all** | 3 | 68.4% (13/19) | 50.0% (3/6) | 40.0% (40/100) | 35.0% (7/20) |" in table
     page = coverage.html_page([run])
     assert "75.0% (30/40)" in page and page.startswith("<!DOCTYPE html>")
 
@@ -252,7 +255,7 @@ def test_output_paths_are_checked_before_the_run_and_a_failed_write_is_one_line(
     # Reports read back and written: /dev/full fails the Markdown, the JSON is still written.
     good = tmp_path / "runs.json"
     good.write_text(json.dumps(coverage.Coverage("bundled", "ci", ["simdbind"], 0, 1.0, [
-        coverage.FileCoverage(1, 2, 0, 0, "csrc/api.c", "common")]).to_json()))
+        coverage.FileCoverage(1, 2, 0, 0, 1, 2, 0, 0, file="csrc/api.c", isa="common")]).to_json()))
     out = tmp_path / "out.json"
     assert main(["conformance", "coverage", "--from-json", str(good), "--json", str(out), "--md", "/dev/full"]) == 2
     assert "--md /dev/full: cannot be written" in capsys.readouterr().err and json.loads(out.read_text())
@@ -307,3 +310,26 @@ def test_a_stopped_measurement_kills_its_run_and_the_run_workers(tmp_path: Path,
     assert process.returncode != 0 and ("_Terminated" in err or "KeyboardInterrupt" in err)
     time.sleep(2.0)
     assert not marker.exists()
+
+
+@needs_gcc
+def test_template_instances_count_apart_and_as_source_lines(tmp_path: Path) -> None:
+    # One template, instantiated for two activations as upstream's kernels are; only one instance runs.
+    source = tmp_path / "simd" / "src" / "Simd"
+    source.mkdir(parents=True)
+    (source / "SimdAvx2SynetPooling.cpp").write_text(
+        "template <int A> int act(int x)\n{\n    if (x < 0)\n        return A * x;\n    return x;\n}\n"
+        "int pool(int x, int a)\n{\n    return a ? act<1>(x) : act<2>(x);\n}\n")
+    build = tmp_path / "build"
+    _cache(build, "Simd", tmp_path / "simd" / "prj" / "cmake")
+    compiled = _compile(source / "SimdAvx2SynetPooling.cpp", build / "CMakeFiles" / "Simd.dir" / "src" / "Simd")
+    main = tmp_path / "main.cpp"
+    main.write_text("int pool(int, int);\nint main() { return pool(-3, 1) != -3; }\n")
+    program = build / "program"
+    subprocess.run(["g++", "--coverage", str(main), str(compiled), "-o", str(program)], check=True)
+    (file,) = coverage.measure(coverage.Build.open(build), [str(program)]).files
+    # Instances: pool's 2 lines, act<1>'s 3 of 4 (x < 0: not the last return), act<2>'s 0 of 4. Source lines: the
+    # same line of both instances counts once: 5 of 6. Branches: pool's 2 and each instance's 2; as source, 4.
+    assert (file.lines_covered, file.lines_total, file.branches_covered, file.branches_total) == (5, 10, 2, 6)
+    assert (file.source_lines_covered, file.source_lines_total) == (5, 6)
+    assert (file.source_branches_covered, file.source_branches_total) == (2, 4)

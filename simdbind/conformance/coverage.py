@@ -109,16 +109,23 @@ def counts_in_report(kind: str, isa: str, filename: str) -> bool:
 # -- results ------------------------------------------------------------------------------------------------------
 @dataclass
 class Counts:
+    """gcovr's counts of lines and branches, twice: of each template instance (``lines_*``, ``branches_*``: gcov
+    reports every instantiation of a C++ template on its own, so a line instantiated for 11 activations counts 11
+    times) and of the source lines (``source_*``: instances merged, ``gcovr --merge-lines``; a line counts once, as
+    covered when any instance ran it). C has no templates: for the bundled library both are the same."""
+
     lines_covered: int = 0
     lines_total: int = 0
     branches_covered: int = 0
     branches_total: int = 0
+    source_lines_covered: int = 0
+    source_lines_total: int = 0
+    source_branches_covered: int = 0
+    source_branches_total: int = 0
 
     def add(self, other: Counts) -> None:
-        self.lines_covered += other.lines_covered
-        self.lines_total += other.lines_total
-        self.branches_covered += other.branches_covered
-        self.branches_total += other.branches_total
+        for name in COUNT_FIELDS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     @property
     def lines_percent(self) -> float:
@@ -127,6 +134,10 @@ class Counts:
     @property
     def branches_percent(self) -> float:
         return 100.0 * self.branches_covered / self.branches_total if self.branches_total else 0.0
+
+
+COUNT_FIELDS = ("lines_covered", "lines_total", "branches_covered", "branches_total", "source_lines_covered",
+                "source_lines_total", "source_branches_covered", "source_branches_total")
 
 
 @dataclass
@@ -162,7 +173,9 @@ class Coverage:
     def to_json(self) -> dict[str, Any]:
         def counts(c: Counts) -> dict[str, Any]:
             return {"lines": [c.lines_covered, c.lines_total], "branches": [c.branches_covered, c.branches_total],
-                    "lines_percent": round(c.lines_percent, 2), "branches_percent": round(c.branches_percent, 2)}
+                    "lines_percent": round(c.lines_percent, 2), "branches_percent": round(c.branches_percent, 2),
+                    "source_lines": [c.source_lines_covered, c.source_lines_total],
+                    "source_branches": [c.source_branches_covered, c.source_branches_total]}
 
         return {"format": FORMAT, "kind": self.kind, "label": self.label, "command": self.command,
                 "exit_code": self.exit_code, "seconds": round(self.seconds, 1), "rule": rule_text(self.kind),
@@ -250,9 +263,10 @@ class Build:
 
 # -- gcovr --------------------------------------------------------------------------------------------------------
 def gcovr_summary(root: Path, notes: Sequence[Path], gcov_executable: str | None = None,
-                  throw_branches: bool = False, headers: bool = True) -> list[dict[str, Any]]:
+                  throw_branches: bool = False, headers: bool = True, merge_lines: bool = False) -> list[dict[str, Any]]:
     """gcovr's JSON summary entries (filename relative to `root`, line_* and branch_* counts) of the objects whose
-    notes files are `notes`; an object whose code never ran counts with zero executions."""
+    notes files are `notes`; an object whose code never ran counts with zero executions. `merge_lines`: the
+    instances of a template counted as their source lines."""
     if not notes:
         return []
     with tempfile.TemporaryDirectory(prefix="simdbind-gcovr-") as scratch:
@@ -268,6 +282,8 @@ def gcovr_summary(root: Path, notes: Sequence[Path], gcov_executable: str | None
             command.append("--exclude-throw-branches")
         if not headers:  # gcov's reports of the headers each object includes: most of gcovr's time, none counted
             command += ["--gcov-exclude", r".*\.h(pp)?##.*"]
+        if merge_lines:
+            command.append("--merge-lines")
         command += [str(path) for path in notes]
         # gcov writes its intermediate files into the working directory: a scratch one, removed afterwards.
         done = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
@@ -279,9 +295,12 @@ def gcovr_summary(root: Path, notes: Sequence[Path], gcov_executable: str | None
         return entries
 
 
-def _file_coverage(entry: dict[str, Any], isa: str) -> FileCoverage:
+def _file_coverage(entry: dict[str, Any], merged: dict[str, Any], isa: str) -> FileCoverage:
+    """A file's counts from gcovr's summary entries: per instance (`entry`) and merged into source lines."""
     return FileCoverage(int(entry["line_covered"]), int(entry["line_total"]), int(entry["branch_covered"]),
-                        int(entry["branch_total"]), str(entry["filename"]).replace("\\", "/"), isa)
+                        int(entry["branch_total"]), int(merged["line_covered"]), int(merged["line_total"]),
+                        int(merged["branch_covered"]), int(merged["branch_total"]),
+                        str(entry["filename"]).replace("\\", "/"), isa)
 
 
 def collect(build: Build, gcov_executable: str | None = None, check_scope: bool = False) -> Coverage:
@@ -295,18 +314,26 @@ def collect(build: Build, gcov_executable: str | None = None, check_scope: bool 
             by_isa.setdefault(unit.isa, []).append(note)
     throw = build.kind == "upstream"
     headers = build.kind != "upstream"  # upstream's headers are not counted (counts_in_report)
+
+    def summaries(notes: list[Path]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """Each file's entry per instance and merged into source lines (two gcovr runs over the same counters)."""
+        merged = {entry["filename"]: entry
+                  for entry in gcovr_summary(build.root, notes, gcov_executable, throw, headers, merge_lines=True)}
+        return [(entry, merged[entry["filename"]])
+                for entry in gcovr_summary(build.root, notes, gcov_executable, throw, headers)]
+
     for isa in sorted(by_isa, key=_isa_rank):
-        for entry in gcovr_summary(build.root, by_isa[isa], gcov_executable, throw, headers):
+        for entry, merged in summaries(by_isa[isa]):
             if counts_in_report(build.kind, isa, entry["filename"]):
-                coverage.files.append(_file_coverage(entry, isa))
+                coverage.files.append(_file_coverage(entry, merged, isa))
     if check_scope:
         # Only objects whose counters exist can have run; a file outside the rule that ran is listed.
         outside = [note for note, unit in units.items()
                    if not unit.in_scope and note.with_suffix(".gcda").exists()]
-        for entry in gcovr_summary(build.root, outside, gcov_executable, throw, headers):
+        for entry, merged in summaries(outside):
             found = unit_of(build.kind, entry["filename"])
             if found is not None and not found.in_scope and int(entry["line_covered"]):
-                coverage.outside.append(_file_coverage(entry, found.isa))
+                coverage.outside.append(_file_coverage(entry, merged, found.isa))
     coverage.files.sort(key=lambda f: (_isa_rank(f.isa), f.file))
     coverage.outside.sort(key=lambda f: -f.lines_covered)
     return coverage
@@ -366,9 +393,17 @@ def _cell(covered: int, total: int) -> str:
     return f"{100.0 * covered / total:.1f}% ({covered}/{total})" if total else "-"
 
 
+def _cells(c: Counts, separator: str) -> str:
+    """Source lines, source branches, lines and branches of instances, joined by `separator`."""
+    return separator.join(_cell(covered, total) for covered, total in (
+        (c.source_lines_covered, c.source_lines_total), (c.source_branches_covered, c.source_branches_total),
+        (c.lines_covered, c.lines_total), (c.branches_covered, c.branches_total)))
+
+
 def markdown(runs: Iterable[Coverage]) -> str:
     """One table: a row per run and ISA (and the run's total), line and branch coverage."""
-    lines = ["| run | ISA | files | lines | branches |", "|---|---|---:|---:|---:|"]
+    lines = ["| run | ISA | files | source lines | source branches | lines (instances) | branches (instances) |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     for run in runs:
         label = run.label or " ".join(run.command)
         files: dict[str, int] = {}
@@ -377,26 +412,24 @@ def markdown(runs: Iterable[Coverage]) -> str:
         for isa, counts in [*run.by_isa().items(), ("all", run.total())]:
             count = len(run.files) if isa == "all" else files[isa]
             name = "**all**" if isa == "all" else isa
-            lines.append(f"| {label} | {name} | {count} | {_cell(counts.lines_covered, counts.lines_total)} | "
-                         f"{_cell(counts.branches_covered, counts.branches_total)} |")
+            lines.append(f"| {label} | {name} | {count} | {_cells(counts, ' | ')} |")
     return "\n".join(lines) + "\n"
 
 
 def html_section(run: Coverage) -> str:
     """An HTML section (no page around it): the per-ISA totals, then every file."""
     e = html.escape
-    rows = "".join(f"<tr><td>{e(isa)}</td><td>{_cell(c.lines_covered, c.lines_total)}</td>"
-                   f"<td>{_cell(c.branches_covered, c.branches_total)}</td></tr>"
+    rows = "".join(f"<tr><td>{e(isa)}</td><td>{_cells(c, '</td><td>')}</td></tr>"
                    for isa, c in [*run.by_isa().items(), ("all", run.total())])
-    files = "".join(f"<tr><td>{e(f.isa)}</td><td><code>{e(f.file)}</code></td>"
-                    f"<td>{_cell(f.lines_covered, f.lines_total)}</td>"
-                    f"<td>{_cell(f.branches_covered, f.branches_total)}</td></tr>" for f in run.files)
+    files = "".join(f"<tr><td>{e(f.isa)}</td><td><code>{e(f.file)}</code></td><td>{_cells(f, '</td><td>')}</td></tr>"
+                    for f in run.files)
+    heads = "<th>source lines</th><th>source branches</th><th>lines (instances)</th><th>branches (instances)</th>"
     outside = "".join(f"<li><code>{e(f.file)}</code>: {f.lines_covered} lines ran</li>" for f in run.outside)
     return (f'<section class="coverage"><h2>Coverage: {e(run.label or " ".join(run.command))} ({e(run.kind)})</h2>'
             f"<p>Rule: <code>{e(rule_text(run.kind))}</code></p>"
-            f"<table><thead><tr><th>ISA</th><th>lines</th><th>branches</th></tr></thead><tbody>{rows}</tbody>"
+            f"<table><thead><tr><th>ISA</th>{heads}</tr></thead><tbody>{rows}</tbody>"
             f"</table><details><summary>{len(run.files)} files</summary><table><thead><tr><th>ISA</th><th>file</th>"
-            f"<th>lines</th><th>branches</th></tr></thead><tbody>{files}</tbody></table></details>"
+            f"{heads}</tr></thead><tbody>{files}</tbody></table></details>"
             + (f"<p>Ran outside the rule:</p><ul>{outside}</ul>" if outside else "") + "</section>")
 
 
