@@ -264,12 +264,14 @@ def _reach() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
             yield shape(activation), layout, CI if activation == "relu" else FULL
     # NHWC direct micro-kernel tails: a row's body runs in blocks of 14 output pixels (``2r``) or 9 (``3r``), and
     # the rest through a kernel instantiated for each count 1..13; a 1x1 convolution blocks all the pixels of its
-    # rows. Each count at each activation: 1x1, 3x3 (16 input channels: direct, not Winograd) and the ``2f`` kernels.
+    # rows. Each count at each activation: 1x1 and 3x3 (16 input channels: direct, not Winograd), and both again
+    # with 3 input channels (the ``2f`` kernels).
     for activation in ACTIVATIONS:
         for m in range(1, 14):
-            yield g(40, 1, 14 + m, 40, 1, activation=activation), "nhwc", FULL
-            yield g(16, 3, 16 + m, 40, 3, pad=1, activation=activation), "nhwc", FULL
-            yield g(3, 3, 16 + m, 40, 3, pad=1, activation=activation), "nhwc", FULL
+            for src_c in (40, 3):
+                yield g(src_c, 1, 14 + m, 40, 1, activation=activation), "nhwc", FULL
+            for src_c in (16, 3):
+                yield g(src_c, 3, 16 + m, 40, 3, pad=1, activation=activation), "nhwc", FULL
 
 
 def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
