@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -106,6 +107,27 @@ def test_reference_sees_what_run_recorded_in_the_inputs(base):
     finally:
         del eltwise.reference
     assert seen == [True]
+
+
+def test_a_reference_computes_non_finite_values_without_warnings(base):
+    # The edge cases' NaN and Inf are the point: Inf * 0 and Inf - Inf in a reference are no reason for a warning.
+    unary = REGISTRY["unary"]
+    original = unary.reference
+
+    def noisy(case, inputs):
+        np.float32(np.inf) - np.float32(np.inf)  # warns outside np.errstate
+        return original(case, inputs)
+
+    try:
+        unary.reference = noisy
+        (case,) = runner.select_cases(unary, "ci", None, "unary op=abs size=25")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert runner.run_case(base, unary, case, 1, EMPTY).status == "pass"
+    finally:
+        del unary.reference
+    with pytest.warns(RuntimeWarning):
+        noisy(case, unary.inputs(case, case.rng(1)))
 
 
 def test_injected_one_ulp_error_fails_an_exact_function(base):

@@ -221,7 +221,7 @@ def _run_checked(implementation: Any, function: Function, case: Case, seed: int,
     # After the call, from the pristine inputs plus what run() recorded beside them (e.g. whether the library
     # honours a flag) for the reference to follow.
     try:
-        expected = function.reference(case, {**inputs, **pristine})
+        expected = function.expected(case, {**inputs, **pristine})
     except Exception as error:  # the suite's own reference failed: its error, not the implementation's
         raise ReferenceFailure(f"{type(error).__name__}: {error}") from None
     actual_parts = guard.call("converting run()'s result", _arrays, actual)
