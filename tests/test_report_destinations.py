@@ -5,6 +5,8 @@ a --reports folder that holds none yet; else in a new folder of the run's own un
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +91,20 @@ def test_run_folders_are_named_by_utc_time_and_differ():
     names = {options.run_folder(now) for _ in range(50)}
     assert len(names) == 50
     assert all(name.startswith(str(Path("reports") / "20261129T010203Z-")) for name in names)
+
+
+def test_an_output_written_whole_gets_the_mode_a_plain_open_gives(tmp_path):
+    # The temporary file beside it is private (mkstemp); the output must not stay so.
+    mask = os.umask(0o027)
+    try:
+        new = tmp_path / "new.json"
+        options.write_text(str(new), "{}")
+        assert stat.S_IMODE(new.stat().st_mode) == 0o640 and new.read_text() == "{}"
+        kept = tmp_path / "kept.md"
+        kept.write_text("old")
+        kept.chmod(0o604)
+        options.write_text(str(kept), "new")
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o604 and kept.read_text() == "new"
+    finally:
+        os.umask(mask)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.md", "new.json"]  # no temporary left behind

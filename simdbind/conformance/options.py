@@ -283,6 +283,13 @@ def check_writable(path: str, flag: str) -> str | None:
     return None
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and back: the only way os offers)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_text(path: str, text: str) -> None:
     """Write `text` to `path` whole or not at all (missing parent folders made): a regular file through a temporary
     file beside it, renamed over it only when complete, so that a failure (a full disk) leaves what was there;
@@ -297,6 +304,9 @@ def write_text(path: str, text: str) -> None:
             handle.write(text)
         return
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    # mkstemp makes the file private (0600); the output gets the mode a plain open() would give it: the file's own
+    # when it replaces one, else 0666 less the umask.
+    os.chmod(temporary, stat.S_IMODE(target.stat().st_mode) if target.exists() else 0o666 & ~_umask())
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
