@@ -366,7 +366,7 @@ CLASS_SOURCE_WIDTH = 18
 
 def _class_geometries() -> Iterable[dict[str, Any]]:
     """3x3 stride 2 (no Winograd algorithm takes it): the source classes over 27 input channels in a 12x18 image
-    padded by 1; the other inputs' classes one per output channel (27) with no padding, so every tap of every
+    padded by 1; the other inputs' classes one per output channel (27) of a 9x17 image with no padding, so every tap of every
     window reads the image (a tap in the padding reads a zero, and whether a kernel multiplies a NaN or infinite
     weight by it is not the contract's to say)."""
     lanes = values.CLASS_LANES
@@ -374,7 +374,7 @@ def _class_geometries() -> Iterable[dict[str, Any]]:
         if special == "src-classes":
             shape = _geometry(lanes, 12, CLASS_SOURCE_WIDTH, 8, 3, stride=2, pad=1)
         else:
-            shape = _geometry(8, 9, 11, lanes, 3, stride=2)
+            shape = _geometry(8, 9, 17, lanes, 3, stride=2)  # 8 output columns: upstream's NhwcDirect takes it
         yield {**shape, "activation": act, "special": special}
 
 
