@@ -162,11 +162,14 @@ def unary_main_inputs(op: str, size: int, rng: np.random.Generator) -> np.ndarra
     return x.astype(np.float32)
 
 
-#: Inputs of the edge group: signed zeros, infinities, NaN, ties, huge and subnormal values, negatives.
+_CLASS = dict(zip(values.FLOAT_CLASSES, values.specimens("float32")))
+#: Inputs of the edge group: one value of every class (values.specimens), ties, values past int32, huge ones, the
+#: smallest subnormal, negatives, arguments near the ops' own limits.
 UNARY_SPECIALS = np.array([
-    0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, -0.3, -0.7, 0.3, 2.0 ** 31, -(2.0 ** 31),
-    3e9, -3e9, 1e30, -1e30, 8388609.0, 1e-40, -1e-40, 1.4e-45, 3.4028235e38, -3.4028235e38, -1.0, -2.5e-3, 88.8,
-    -100.0, -104.5, 1e4, -1e5, 0.49999997, -0.49999997, 4.0, 1e-3], np.float32)
+    _CLASS["+0"], _CLASS["-0"], _CLASS["+inf"], _CLASS["-inf"], _CLASS["nan"], _CLASS["+normal"], _CLASS["-normal"],
+    1.5, -1.5, 2.5, -2.5, -0.3, -0.7, 0.3, 2.0 ** 31, -(2.0 ** 31), 3e9, -3e9, 1e30, -1e30, 8388609.0,
+    _CLASS["+subnormal"], _CLASS["-subnormal"], 1.4e-45, _CLASS["+max"], _CLASS["-max"], -1.0, -2.5e-3, 88.8, -100.0,
+    -104.5, 1e4, -1e5, 0.49999997, -0.49999997, 4.0, 1e-3], np.float32)
 
 
 #: Per op, one value whose result differs between upstream's Base and SIMD code (the catalogue's unary-*
@@ -274,8 +277,9 @@ def _softmax_cases(function: Function) -> Iterable[Case]:
     yield function.case({"outer": 3, "count": 5, "inner": 19, "data": "wide", "special": "posinf"},
                         group="edge", profiles=("ci", "full"))
     # Every class of value, one per slice (so each class shows its own effect on a slice), at a body lane of the
-    # first 11 slices and at the last lane (the tail of count or inner) of the next 11.
-    for o, c, i in ((22, 13, 1), (22, 5, 19)):
+    # first 11 slices and at the last lane (the tail of count or inner) of the next 11; a last slice whose results
+    # are subnormal.
+    for o, c, i in ((23, 13, 1), (23, 5, 19)):
         yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "special": "classes"},
                             group="edge", profiles=("ci", "full") if i == 1 else ("full",))
 
@@ -307,10 +311,15 @@ def _softmax_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
     return x
 
 
+#: The gap to the largest value that makes a softmax result subnormal in float32 and bf16: exp(-90) = 8.2e-40.
+SUBNORMAL_GAP = 90.0
+
+
 def _one_class_per_slice(x: np.ndarray, dtype: str, rng: np.random.Generator) -> np.ndarray:
     """x (outer, count, inner) with slice (o, :, 0) of o < 11 holding class o at count position o % count, and slice
     (11 + o, :, inner - 1) a class (in a random order) at its last count position; float32 values that bf16 holds
-    exactly when `dtype` is bf16."""
+    exactly when `dtype` is bf16. The slices (22, :, i) are 0 but for one SUBNORMAL_GAP, so the others' results are
+    subnormal."""
     specimens = values.specimens(dtype)
     if dtype != "float32":
         specimens = reference.bf16_to_float(specimens)
@@ -320,6 +329,8 @@ def _one_class_per_slice(x: np.ndarray, dtype: str, rng: np.random.Generator) ->
         x[o, o % count, 0] = value
     for o, value in enumerate(rng.permutation(specimens)):
         x[classes + o, count - 1, inner - 1] = value
+    x[2 * classes] = 0.0
+    x[2 * classes, 0] = SUBNORMAL_GAP
     return x
 
 

@@ -331,10 +331,13 @@ class PoolingAverage(_Pooling):
         for layout in LAYOUTS:
             yield self._case(layout, 9, 6, 7, (3, 3), (2, 2), ((1, 1), (1, 1)), True, ALL, special="inf_nan",
                              group="edge")
-            # Edge: every class, one per channel and window (one_class_per_channel), both exclude modes.
+            # Edge: every class, one per channel and window (one_class_per_channel), both exclude modes; and 1x1
+            # windows, whose averages are the values themselves: every class comes out.
             for exclude in (True, False):
                 yield self._case(layout, values.CLASS_LANES, 6, 7, (3, 3), (2, 2), ((1, 1), (1, 1)), True,
                                  ALL if exclude else FULL, exclude=exclude, special="classes", group="edge")
+            yield self._case(layout, values.CLASS_LANES, 6, 7, (1, 1), (1, 1), ((0, 0), (0, 0)), False, FULL,
+                             special="classes", group="edge")
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         x = rng.uniform(-1, 1, self._shape(case)).astype(np.float32)
