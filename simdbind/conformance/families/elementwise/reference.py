@@ -14,7 +14,9 @@ def eltwise(inputs: Sequence[np.ndarray], op: str, weights: Sequence[float] | No
 
     Sum: each weighted term is the float32 product the contract states (so a product past FLT_MAX is an infinity,
     and inf * 0 is NaN, whatever the order of the sum), the terms are accumulated in float64 and rounded once: at
-    least as accurate as any float32 order.
+    least as accurate as any float32 order. (A fused multiply-add rounds a later product only with the sum: the
+    contract leaves that open, and it decides a non-finite result only where a product past FLT_MAX meets an
+    infinity of the other sign, which the cases keep out.)
     """
     if op == "sum":
         total = np.zeros(inputs[0].shape, np.float64)
