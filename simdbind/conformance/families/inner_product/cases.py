@@ -319,7 +319,8 @@ class InnerProductLayerForward(Function):
                 out.append(self._case(count, size, (count + size) % 2 == 0, 1, ("ci", "full") if ci else ("full",)))
         out.append(self._case(33, 45, True, 5, ("ci", "full")))  # a batch of 5 vectors
         # Edge: x, weight or bias of every class, one class per vector of the batch, per row of the weight, per
-        # bias entry (values.class_lanes): no dot product meets two of them.
+        # bias entry (values.class_lanes): no dot product meets two of them. The bias's second set sits on rows of
+        # zeros, so that those outputs are the classes themselves (subnormal, +-max).
         lanes = values.CLASS_LANES
         for special in ("x-classes", "weight-classes", "bias-classes"):
             out.append(self._case(lanes, 19, True, lanes if special == "x-classes" else 1, ("ci", "full"), special))
@@ -342,6 +343,8 @@ class InnerProductLayerForward(Function):
         inputs = {"x": rng.uniform(-1, 1, shape).astype(np.float32),
                   "weight": rng.uniform(-1, 1, (p["count"], p["size"])).astype(np.float32),
                   "bias": rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["bias"] else None}
+        if p["special"] == "bias-classes":  # the second set's rows of zeros: those outputs are the bias itself
+            inputs["weight"][values.SECOND_SET:] = 0.0
         if p["special"]:
             chosen = inputs[p["special"].split("-")[0]]
             for lane, value in values.class_lanes("float32", rng):
