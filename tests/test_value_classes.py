@@ -126,7 +126,12 @@ def test_missing_leaves_out_the_classes_a_function_declares_outside_its_domain()
     assert values.missing(found, outside) == {"data:float": ["nan"]}
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+#: The package's functions (a test module may register fakes of its own in the same registry).
+PACKAGE_FUNCTIONS = sorted(name for name, function in REGISTRY.items()
+                           if type(function).__module__.startswith("simdbind.conformance.families."))
+
+
+@pytest.mark.parametrize("name", PACKAGE_FUNCTIONS)
 def test_the_full_profile_gives_every_input_every_class_of_its_domain(name):
     """Each class of each input the function's domain holds, from the full profile's cases (the edge groups put
     them there; restrict_range's infinite bounds are main cases); the classes declared outside name real inputs."""
@@ -136,3 +141,8 @@ def test_the_full_profile_gives_every_input_every_class_of_its_domain(name):
     assert values.missing(found["inputs"], outside) == {}, name
     for array in outside:
         assert any(key.startswith(f"{array}:") for key in found["inputs"]), (name, array)  # names a real input
+
+
+def test_the_package_functions_are_the_families_ones():
+    assert {"eltwise", "unary", "convolution32f", "gather_elements", "pooling_max8u", "inner_product_8i"} \
+        <= set(PACKAGE_FUNCTIONS) and not any(name.startswith("fake") for name in PACKAGE_FUNCTIONS)

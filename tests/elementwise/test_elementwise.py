@@ -793,7 +793,7 @@ def test_eltwise_sum_takes_each_product_in_float32(isa_library):
     got = simdbind.eltwise([a, b], "sum", weights, library=isa_library)
     np.testing.assert_array_equal(bits(got[1:]), bits(expected[1:]))
     # A fused multiply-add (AVX2, AVX-512) rounds -FLT_MAX * FLT_MAX only with the sum: +inf + that is +inf. The
-    # contract leaves fusing open, so the edge cases keep such products out (eltwise's weight:<class> cases).
+    # contract leaves fusing open, so the edge cases keep such products out (eltwise's weight0 cases).
     assert np.isnan(got[0]) or got[0] == np.inf
 
 

@@ -29,7 +29,8 @@ class Eltwise(Function):
     name = "eltwise"
     family = "elementwise"
     symbols = ("SimdSynetEltwiseLayerForward",)
-    fields = (F("op", "name"), F("count", "int"), F("size", "int"), F("special", "name", ""), F("group", "name"))
+    fields = (F("op", "name"), F("count", "int"), F("size", "int"), F("special", "name", ""),
+              F("weight0", "name", ""), F("group", "name"))
 
     def space(self) -> SearchStrategy[Case]:
         return _eltwise_space(self)
@@ -55,17 +56,17 @@ class Eltwise(Function):
             for count in (2,) if op == "sum" else (2, 3):
                 yield self._case(op, count, 67, "edge", ("ci", "full") if count == 2 else ("full",),
                                  special="classes")
-        # Edge: each class as the first weight of a sum, over inputs of every class. The second weight is 0.5: its
-        # products are exact and never past FLT_MAX, so whether a kernel fuses them with the sum (FMA, AVX2 and
-        # AVX-512) changes no result, as the contract leaves fusing open.
+        # Edge: each class as the first weight of a sum (weight0), over inputs of every class. The second weight is
+        # 0.5: its products are exact and never past FLT_MAX, so whether a kernel fuses them with the sum (FMA,
+        # AVX2 and AVX-512) changes no result, as the contract leaves fusing open.
         for name in values.FLOAT_CLASSES:
             yield self._case("sum", 2, 67, "edge", ("ci", "full") if name in ("nan", "+max") else ("full",),
-                             special=f"weight:{name}")
+                             special="classes", weight0=name)
 
     def _case(self, op: str, count: int, size: int, group: str, profiles: tuple[str, ...],
-              special: str = "") -> Case:
-        return self.case({"op": op, "count": count, "size": size, "special": special}, group=group,
-                         profiles=profiles)
+              special: str = "", weight0: str = "") -> Case:
+        return self.case({"op": op, "count": count, "size": size, "special": special, "weight0": weight0},
+                         group=group, profiles=profiles)
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -76,10 +77,10 @@ class Eltwise(Function):
                 mask = rng.random(a.size) < 0.3
                 a[mask] = rng.choice(specials, int(mask.sum()))
         weights = rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["op"] == "sum" else None
-        if p["special"] == "classes" or p["special"].startswith("weight:"):
+        if p["special"] == "classes":
             arrays = [values.holding_every_class(a, "float32", rng) for a in arrays]
-        if p["special"].startswith("weight:"):
-            chosen = values.FLOAT_CLASSES.index(p["special"].split(":", 1)[1])
+        if p["weight0"]:
+            chosen = values.FLOAT_CLASSES.index(p["weight0"])
             weights = np.array([values.specimens("float32")[chosen], 0.5], np.float32)
         return {"arrays": arrays, "weights": weights}
 
@@ -640,8 +641,8 @@ def _eltwise_space(self: Eltwise) -> SearchStrategy[Case]:
         # NaN/Inf order is part of the contract for max and min only (a > b ? a : b keeps the later NaN); sums of
         # infinities have none.
         special = draw(st.sampled_from(("", "nan_inf"))) if op in ("max", "min") else ""
-        return self.case({"op": op, "count": draw(st.integers(2, 8)), "size": draw(_sizes(st)), "special": special},
-                         group="edge" if special else "main")
+        return self.case({"op": op, "count": draw(st.integers(2, 8)), "size": draw(_sizes(st)), "special": special,
+                          "weight0": ""}, group="edge" if special else "main")
     return draw()
 
 

@@ -154,7 +154,8 @@ def lrn(x: np.ndarray, half: int, k: np.ndarray, layout: str = "nchw") -> np.nda
         total = _float32(np.moveaxis(window, 0, axis))
         base = _float32(k0 + _float32(k1 * total))
         scale = _float32(np.exp(np.log(base) * k2))
-        return (x64 * scale).astype(np.float32)
+        result: np.ndarray = (x64 * scale).astype(np.float32)
+        return result
 
 
 def _float32(values: np.ndarray) -> np.ndarray:

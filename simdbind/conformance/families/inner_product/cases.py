@@ -340,13 +340,14 @@ class InnerProductLayerForward(Function):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
         shape = (p["size"],) if p["batch"] == 1 else (p["batch"], p["size"])
-        inputs = {"x": rng.uniform(-1, 1, shape).astype(np.float32),
-                  "weight": rng.uniform(-1, 1, (p["count"], p["size"])).astype(np.float32),
-                  "bias": rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["bias"] else None}
+        inputs: dict[str, Any] = {
+            "x": rng.uniform(-1, 1, shape).astype(np.float32),
+            "weight": rng.uniform(-1, 1, (p["count"], p["size"])).astype(np.float32),
+            "bias": rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["bias"] else None}
         if p["special"] == "bias-classes":  # the second set's rows of zeros: those outputs are the bias itself
             inputs["weight"][values.SECOND_SET:] = 0.0
         if p["special"]:
-            chosen = inputs[p["special"].split("-")[0]]
+            chosen: np.ndarray = inputs[p["special"].split("-")[0]]
             for lane, value in values.class_lanes("float32", rng):
                 if chosen.ndim == 1:
                     chosen[lane] = value

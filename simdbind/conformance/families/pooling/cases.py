@@ -312,7 +312,8 @@ def one_class_per_channel(x: np.ndarray, layout: str, dtype: str, rng: np.random
     image = x.reshape((-1,) + x.shape[-3:])
     channel_axis = 1 if layout == "nchw" else 3
     for lane, value in values.class_lanes(dtype, rng):
-        where = [slice(None), 0, 0, 0] if lane < values.SECOND_SET else [slice(None), -1, -1, -1]
+        corner = 0 if lane < values.SECOND_SET else -1
+        where: list[Any] = [slice(None), corner, corner, corner]
         where[channel_axis] = lane
         image[tuple(where)] = value
     return x
