@@ -146,3 +146,15 @@ def test_the_full_profile_gives_every_input_every_class_of_its_domain(name):
 def test_the_package_functions_are_the_families_ones():
     assert {"eltwise", "unary", "convolution32f", "gather_elements", "pooling_max8u", "inner_product_8i"} \
         <= set(PACKAGE_FUNCTIONS) and not any(name.startswith("fake") for name in PACKAGE_FUNCTIONS)
+
+
+def test_the_command_names_the_classes_outside_a_domain_and_does_not_count_them(tmp_path):
+    report = tmp_path / "classes.json"
+    out = subprocess.run([sys.executable, "-m", "simdbind", "conformance", "classes", "--profile", "ci",
+                          "--function", "gather_elements", "--json", str(report)], capture_output=True, text=True)
+    data = json.loads(report.read_text())["gather_elements"]
+    assert out.returncode == 0, out.stdout
+    assert "gather_elements input indices: min, max outside the domain (" in out.stdout
+    assert set(data["outside_domain"]["indices"]) == {"min", "max"}
+    assert data["inputs"]["indices:int"]["missing"] == []  # reported neither as missing
+    assert {"min", "max"}.isdisjoint(data["inputs"]["indices:int"]["reached"])
