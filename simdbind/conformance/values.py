@@ -7,8 +7,9 @@ between them; unsigned data into ``min`` (0), ``positive`` and ``max``. :func:`r
 so that a profile can be checked to give each function every class it can take and to make it produce every class
 the contract lets it produce (``simdbind conformance classes``).
 
-:func:`specimens` holds one value of each class per data type: the values every edge case of the ``classes`` kind
-puts into its inputs (:func:`holding_every_class`), so that which value stands for a class is decided here once.
+:func:`specimens` holds one value of each class per data type: the values the ``classes`` edge cases put into their
+inputs, mixed at body and tail lanes (:func:`holding_every_class`) or one per lane where sums must not meet two
+(:func:`class_lanes`), so that which value stands for a class is decided here once.
 A function may declare classes of an input outside its domain (``Function.outside_domain``, input name to
 ``{class: why}``): the command names them with the reason instead of counting them as missing.
 """
