@@ -366,9 +366,9 @@ CLASS_SOURCE_WIDTH = 18
 
 def _class_geometries() -> Iterable[dict[str, Any]]:
     """3x3 stride 2 (no Winograd algorithm takes it): the source classes over 27 input channels in a 12x18 image
-    padded by 1; the other inputs' classes one per output channel (27) of a 9x17 image with no padding, so every tap of every
-    window reads the image (a tap in the padding reads a zero, and whether a kernel multiplies a NaN or infinite
-    weight by it is not the contract's to say)."""
+    padded by 1; the other inputs' classes one per output channel (27) of a 9x17 image with no padding, so every
+    tap of every window reads the image (a tap in the padding reads a zero, and whether a kernel multiplies a NaN
+    or infinite weight by it is not the contract's to say)."""
     lanes = values.CLASS_LANES
     for special, (_, act) in CLASS_INPUTS.items():
         if special == "src-classes":

@@ -302,7 +302,8 @@ class _Pooling(Function):
 
 #: The "classes" edge group's max pooling shapes: (channels, height, width, kernel, stride, pads, ceil); channel
 #: counts past a vector with a tail (19 = 16 + 3), the 2x2/s2 NCHW path over 40 columns.
-CLASSES_SHAPES = ((19, 7, 21, (3, 3), (1, 1), ((1, 1), (1, 1)), False), (5, 9, 40, (2, 2), (2, 2), ((0, 1), (0, 1)), True))
+CLASSES_SHAPES = ((19, 7, 21, (3, 3), (1, 1), ((1, 1), (1, 1)), False),
+                  (5, 9, 40, (2, 2), (2, 2), ((0, 1), (0, 1)), True))
 
 
 def one_class_per_channel(x: np.ndarray, layout: str, dtype: str, rng: np.random.Generator) -> np.ndarray:
