@@ -64,7 +64,8 @@ def test_a_case_in_no_grid_is_selected_by_its_descriptor():
     eltwise = REGISTRY["eltwise"]
     assert all(c.descriptor != text for c in eltwise.cases())
     (case,) = runner.select_cases(eltwise, "ci", None, text)
-    assert case.params == {"op": "max", "count": 7, "size": 201, "special": ""} and case.profiles == ()
+    assert case.params == {"op": "max", "count": 7, "size": 201, "special": "", "weight0": ""} \
+        and case.profiles == ()
     assert runner.select_cases(REGISTRY["unary"], "ci", None, text) == []  # another function's descriptor
 
 

@@ -774,3 +774,65 @@ def test_fast_paths_agree_with_the_full_checks(library):
     empty = np.zeros((3, 0), np.float32)
     assert simdbind.softmax(empty, library=library).shape == (3, 0)
     assert simdbind.unary(np.zeros(0, np.float32), "exp", library=library).shape == (0,)
+
+
+# -- every class of value (the classes edge groups, simdbind/conformance/values.py) ---------------------------------
+FLT_MAX = np.finfo(np.float32).max
+
+
+def test_eltwise_sum_takes_each_product_in_float32(isa_library):
+    """The contract's products are float32: FLT_MAX * FLT_MAX is +inf and FLT_MAX * -FLT_MAX -inf, so their sum is
+    NaN, where float64 products would cancel to 0; products within range keep their values however large, and a
+    subnormal times FLT_MAX is an ordinary number (0.034), not lost."""
+    a, b = f32(FLT_MAX, 0.5, 1e-40, 0.0), f32(-FLT_MAX, -0.25, 1e-40, np.inf)
+    weights = [FLT_MAX, FLT_MAX]
+    expected = reference.eltwise([a, b], "sum", weights)
+    tiny = np.float32(np.float32(1e-40) * FLT_MAX)
+    assert np.isnan(expected[0]) and expected[1] == np.float32(FLT_MAX * 0.25) and expected[3] == np.inf
+    assert expected[2] == tiny + tiny and 0.03 < expected[2] < 0.07
+    got = simdbind.eltwise([a, b], "sum", weights, library=isa_library)
+    np.testing.assert_array_equal(bits(got[1:]), bits(expected[1:]))
+    # A fused multiply-add (AVX2, AVX-512) rounds -FLT_MAX * FLT_MAX only with the sum: +inf + that is +inf. The
+    # contract leaves fusing open, so the edge cases keep such products out (eltwise's weight0 cases).
+    assert np.isnan(got[0]) or got[0] == np.inf
+
+
+def test_lrn_sum_of_squares_past_flt_max_is_infinite_and_scales_to_zero(isa_library):
+    """Each quantity of the LRN formula is float32: every window holding 2e19 or +inf has a sum of squares past
+    FLT_MAX, +inf, so its scale (k2 < 0) is 0 and its output +-0, or inf * 0 = NaN for the infinity itself. A
+    float64 sum would give 2e19 * (0.1 * 4e38) ** -0.75, about 1e-10, for the first."""
+    x = f32(2e19, -3.0, 5.0, np.inf, 1.0, 2.0).reshape(6, 1, 1)
+    k = f32(1.0, 0.1, -0.75)
+    expected = reference.lrn(x, 1, k)
+    zeros = [0, 1, 2, 4]
+    np.testing.assert_array_equal(bits(expected.ravel()[zeros]), bits(f32(0.0, -0.0, 0.0, 0.0)))
+    assert np.isnan(expected[3, 0, 0])
+    assert expected[5, 0, 0] == np.float32(2.0 * (1.0 + 0.1 * (1.0 + 4.0)) ** -0.75)
+    got = simdbind.lrn(x, 1, k, library=isa_library)
+    np.testing.assert_array_equal(bits(got.ravel()[zeros]), bits(expected.ravel()[zeros]))
+    assert np.isnan(got[3, 0, 0])
+    np.testing.assert_allclose(got[5], expected[5], rtol=2e-6)
+
+
+def test_lrn_k_that_makes_the_base_negative_or_infinite(isa_library):
+    """Pow = exp(log(b) * k2) (Base's formula, the contract): a negative base is NaN, an infinite one (k1 =
+    FLT_MAX) gives exp(-inf) = 0 for k2 < 0; the bundled kernels follow it at every ISA."""
+    x = f32(1.5, -2.0, 0.5, 3.0).reshape(4, 1, 1)
+    negative = simdbind.lrn(x, 1, f32(0.5, -0.5, 2.0), library=isa_library)
+    assert np.isnan(negative).all() and np.isnan(reference.lrn(x, 1, f32(0.5, -0.5, 2.0))).all()
+    infinite = simdbind.lrn(x, 1, f32(0.0, FLT_MAX, -1e-40), library=isa_library)
+    np.testing.assert_array_equal(bits(infinite), bits(f32(0.0, -0.0, 0.0, 0.0).reshape(4, 1, 1)))
+
+
+def test_fused_sum_expectation_accepts_the_fused_infinity_only_where_fusing_decides():
+    from simdbind.conformance.families.elementwise.cases import fused_sum_expectation
+
+    a, b = f32(FLT_MAX, FLT_MAX, 0.5, FLT_MAX), f32(-np.inf, -np.inf, -np.inf, np.inf)
+    weights = f32(FLT_MAX, 0.5)
+    expected = reference.eltwise([a, b], "sum", weights)
+    # FLT_MAX**2 rounded alone is +inf: with -inf that is NaN, with +inf +inf
+    assert np.isnan(expected[[0, 1]]).all() and expected[2] == -np.inf and expected[3] == np.inf
+    actual = f32(-np.inf, np.inf, 5.0, np.nan)
+    result = fused_sum_expectation(expected, actual, [a, b], weights)
+    # lane 0: the fused -inf accepted; lane 1: +inf is neither rounding's result; lanes 2 and 3: no latitude
+    assert result[0] == -np.inf and np.isnan(result[1]) and result[2] == -np.inf and result[3] == np.inf

@@ -289,3 +289,16 @@ def test_hypothesis_matches_reference(bundled, problem):
         got = simdbind.gather_elements(data, idx, axis, library=bundled)
     np.testing.assert_array_equal(got, np.take_along_axis(data, np.where(idx < 0, idx + n, idx), axis))
     np.testing.assert_array_equal(got, reference(data, idx, axis))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_the_index_types_extremes_are_refused(library, index_dtype):
+    """The int32/int64 extremes are outside every case's domain (values.py: gather's outside_domain): valid only
+    for an axis of 2^31 (2^63) elements. The wrapper refuses them before C reads anything."""
+    info = np.iinfo(index_dtype)
+    for extreme in (info.min, info.max):
+        out = np.full(2, 7, np.float32)
+        with pytest.raises(ArgumentError, match="index"):
+            simdbind.gather_elements(np.zeros(3, np.float32), np.array([0, extreme], index_dtype), out=out,
+                                     library=library)
+        np.testing.assert_array_equal(out, [7, 7])

@@ -30,6 +30,7 @@ import numpy as np
 import simdbind
 from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance import activation as reference_activation
+from simdbind.conformance import values
 from simdbind.conformance.families.convolution import reference
 from simdbind.conformance.tolerance import Tolerance
 from simdbind.conformance.work import EFFECTIVE, Work
@@ -404,6 +405,57 @@ def non_finite_expectation(expected: np.ndarray, actual: np.ndarray, info: str, 
     return result
 
 
+# -- the edge group: every class of value in each input ---------------------------------------------------------------
+#: The input of each ``special`` of the classes cases, and its activation (prelu takes the slopes).
+CLASS_INPUTS = {"src-classes": ("src", "identity"), "weight-classes": ("weight", "identity"),
+                "bias-classes": ("bias", "identity"), "params-classes": ("params", "prelu"),
+                "params-unbounded": ("params", "restrict_range")}
+#: The activation parameters' classes: prelu slopes take the finite ones (the wrapper's float parameters are finite,
+#: values.FINITE_PARAMETER), restrict_range's bounds alone the infinities: [-inf, +inf].
+UNBOUNDED = (-np.inf, np.inf)
+#: Where a class of the source goes: lane (= channel) c of values.class_lanes at row 3 * (c // 6) and column
+#: 3 * (c % 6) (first set), or row 6 + 3 * (c // 6) and column width - 1 - 3 * (c % 6) (second set, from the last
+#: column: a tail lane): three apart, so that no 3x3 window holds two of them.
+CLASS_SOURCE_WIDTH = 18
+
+
+def _class_geometries() -> Iterable[dict[str, Any]]:
+    """3x3 stride 2 (no Winograd algorithm takes it): the source classes over 27 input channels in a 12x18 image
+    padded by 1; the other inputs' classes one per output channel (27) of a 9x17 image with no padding, so every
+    tap of every window reads the image (a tap in the padding reads a zero, and whether a kernel multiplies a NaN
+    or infinite weight by it is not the contract's to say)."""
+    lanes = values.CLASS_LANES
+    for special, (_, act) in CLASS_INPUTS.items():
+        if special == "src-classes":
+            shape = _geometry(lanes, 12, CLASS_SOURCE_WIDTH, 8, 3, stride=2, pad=1)
+        else:
+            shape = _geometry(8, 9, 17, lanes, 3, stride=2)  # 8 output columns: upstream's NhwcDirect takes it
+        yield {**shape, "activation": act, "special": special}
+
+
+def _hold_classes(inputs: dict[str, Any], special: str, layout: str, rng: np.random.Generator) -> None:
+    """Every class one per lane (values.class_lanes) in the input `special` names: a source channel (at its own
+    pixel, see CLASS_SOURCE_WIDTH), one tap of an output channel's weights (the lane's own input channel at the
+    first tap, or the last tap of the last input channel), a bias entry or a prelu slope."""
+    name = CLASS_INPUTS[special][0]
+    array = inputs[name]
+    if special == "params-unbounded":
+        array[:] = UNBOUNDED
+        return
+    for lane, value in values.class_lanes("float32", rng, finite=name == "params"):
+        first = lane < values.SECOND_SET
+        c = lane % values.SECOND_SET
+        if name == "src":
+            y, x = (3 * (c // 6), 3 * (c % 6)) if first else (6 + 3 * (c // 6), CLASS_SOURCE_WIDTH - 1 - 3 * (c % 6))
+            array[(0, lane, y, x) if layout == "nchw" else (0, y, x, lane)] = value
+        elif name == "weight":
+            channels = array.shape[1] if layout == "nchw" else array.shape[2]
+            ci, tap = (lane % channels, 0) if first else (channels - 1, -1)
+            array[(lane, ci, tap, tap) if layout == "nchw" else (tap, tap, ci, lane)] = value
+        else:
+            array[lane] = value
+
+
 def winograd_eligible(p: dict[str, Any]) -> bool:
     """Shapes an implementation may run through Winograd transforms: group 1, stride 1, dilation 1 and a kernel
     upstream has a Winograd variant for (3x3, 1x3, 1x5, 2x2; its Info string names the one taken)."""
@@ -418,6 +470,7 @@ class Convolution32f(Function):
     symbols = ("SimdSynetConvolution32fInit", "SimdSynetConvolution32fSetParams",
                "SimdSynetConvolution32fForward", "SimdSynetConvolution32fExternalBufferSize",
                "SimdSynetConvolution32fInfo")
+    outside_domain = {"params": {"nan": values.FINITE_PARAMETER}}
     fields = (F("layout", "name"), F("batch", "int", 1), F("src_c", "int"), F("src_h", "int"), F("src_w", "int"),
               F("dst_c", "int"), F("kernel", "dims"), F("stride", "dims", (1, 1)), F("dilation", "dims", (1, 1)),
               F("pad", "list", (0, 0, 0, 0)), F("groups", "int", 1), F("activation", "name", "identity"),
@@ -441,6 +494,9 @@ class Convolution32f(Function):
             for one in (default_layout,) if default_layout else LAYOUTS:
                 yield self.case(p, layout=one, profiles=FULL)
         for p in _non_finite_geometries():
+            for layout in LAYOUTS:
+                yield self.case(p, layout=layout, group="edge", profiles=CI)
+        for p in _class_geometries():
             for layout in LAYOUTS:
                 yield self.case(p, layout=layout, group="edge", profiles=CI)
 
@@ -489,14 +545,22 @@ class Convolution32f(Function):
         params = rng.uniform(0.0, 2.0, dst_c).astype(np.float32) if act == "per-channel" \
             else (np.array(act, np.float32) if act else None)
         src = rng.uniform(-1, 1, src_shape).astype(np.float32)
-        if p.get("special"):
+        if p.get("special") in NON_FINITE:
             src[_non_finite_pixel(p, case.layout)] = NON_FINITE[p["special"]]
-        return {
+        inputs = {
             "src": src,
             "weight": rng.uniform(-1, 1, weight_shape).astype(np.float32),
             "bias": rng.uniform(-1, 1, dst_c).astype(np.float32),
             "params": params,
         }
+        if p.get("special") == "params-classes":
+            # Slopes up to FLT_MAX scale the pre-activation's rounding by as much: small integers make every sum
+            # exact in any order, so the slope's product is the output's one rounding.
+            for name in ("src", "weight", "bias"):
+                inputs[name] = rng.integers(-2, 3, inputs[name].shape).astype(np.float32)
+        if p.get("special") in CLASS_INPUTS:
+            _hold_classes(inputs, p["special"], case.layout, rng)
+        return inputs
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> Any:
         """``calls`` Forward calls on one context, each result checked: upstream times the candidate kernels of a

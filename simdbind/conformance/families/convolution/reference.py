@@ -65,9 +65,11 @@ def convolution(src: np.ndarray, weight: np.ndarray, bias: np.ndarray | None, pa
     if layout == "nhwc":
         src = np.asarray(src).transpose(0, 3, 1, 2)
         weight = np.asarray(weight).transpose(3, 2, 0, 1)
-    pre = conv2d_nchw(src, weight, bias, stride=stride, dilation=dilation, pad=pad, group=group)
-    out = activate(pre, activation, None if params is None else np.asarray(params, np.float64), channel_axis=1)
-    out = np.asarray(out, np.float64)
-    if layout == "nhwc":
-        out = out.transpose(0, 2, 3, 1)
-    return np.ascontiguousarray(out).astype(np.float32)
+    # Infinite and NaN inputs (the edge group) make inf - inf and 0 * inf: NaN, as in float32, without a warning.
+    with np.errstate(over="ignore", invalid="ignore"):
+        pre = conv2d_nchw(src, weight, bias, stride=stride, dilation=dilation, pad=pad, group=group)
+        out = activate(pre, activation, None if params is None else np.asarray(params, np.float64), channel_axis=1)
+        out = np.asarray(out, np.float64)
+        if layout == "nhwc":
+            out = out.transpose(0, 2, 3, 1)
+        return np.ascontiguousarray(out).astype(np.float32)

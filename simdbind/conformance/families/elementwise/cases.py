@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 
 import simdbind
+from simdbind.conformance import values
 from simdbind.conformance.api import Unsupported
 from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.families.elementwise import reference
@@ -28,7 +29,8 @@ class Eltwise(Function):
     name = "eltwise"
     family = "elementwise"
     symbols = ("SimdSynetEltwiseLayerForward",)
-    fields = (F("op", "name"), F("count", "int"), F("size", "int"), F("special", "name", ""), F("group", "name"))
+    fields = (F("op", "name"), F("count", "int"), F("size", "int"), F("special", "name", ""),
+              F("weight0", "name", ""), F("group", "name"))
 
     def space(self) -> SearchStrategy[Case]:
         return _eltwise_space(self)
@@ -49,11 +51,22 @@ class Eltwise(Function):
                 # stays -inf (no -FLT_MAX start).
                 for count in (2, 3):
                     yield self._case(op, count, 67, "edge", ("ci", "full"), special="nan_inf")
+            # Edge: every input holds every class (values.holding_every_class), at body and tail lanes. Sum takes
+            # two inputs: a third product added to a partial sum past FLT_MAX would make the float32 order matter.
+            for count in (2,) if op == "sum" else (2, 3):
+                yield self._case(op, count, 67, "edge", ("ci", "full") if count == 2 else ("full",),
+                                 special="classes")
+        # Edge: each class as the first weight of a sum (weight0), over inputs of every class. The second weight is
+        # 0.5: its products are exact and never past FLT_MAX, so whether a kernel fuses them with the sum (FMA,
+        # AVX2 and AVX-512) changes no result, as the contract leaves fusing open.
+        for name in values.FLOAT_CLASSES:
+            yield self._case("sum", 2, 67, "edge", ("ci", "full") if name in ("nan", "+max") else ("full",),
+                             special="classes", weight0=name)
 
     def _case(self, op: str, count: int, size: int, group: str, profiles: tuple[str, ...],
-              special: str = "") -> Case:
-        return self.case({"op": op, "count": count, "size": size, "special": special}, group=group,
-                         profiles=profiles)
+              special: str = "", weight0: str = "") -> Case:
+        return self.case({"op": op, "count": count, "size": size, "special": special, "weight0": weight0},
+                         group=group, profiles=profiles)
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -64,11 +77,18 @@ class Eltwise(Function):
                 mask = rng.random(a.size) < 0.3
                 a[mask] = rng.choice(specials, int(mask.sum()))
         weights = rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["op"] == "sum" else None
+        if p["special"] == "classes":
+            arrays = [values.holding_every_class(a, "float32", rng) for a in arrays]
+        if p["weight0"]:
+            chosen = values.FLOAT_CLASSES.index(p["weight0"])
+            weights = np.array([values.specimens("float32")[chosen], 0.5], np.float32)
         return {"arrays": arrays, "weights": weights}
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         out = self.output(inputs, (case.params["size"],))
-        return simdbind.eltwise(inputs["arrays"], case.params["op"], inputs["weights"], out=out, library=library)
+        actual = simdbind.eltwise(inputs["arrays"], case.params["op"], inputs["weights"], out=out, library=library)
+        inputs["_actual"] = actual  # for the edge rule of fused products (fused_sum_expectation)
+        return actual
 
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
         """The wrapper call alone (its arguments and output made once): what a benchmark of the call times."""
@@ -77,15 +97,40 @@ class Eltwise(Function):
         return lambda: simdbind.eltwise(arrays, op, weights, out=out, library=library)
 
     def reference(self, case: Case, inputs: dict[str, Any]) -> np.ndarray:
-        return reference.eltwise(inputs["arrays"], case.params["op"], inputs["weights"])
+        expected = reference.eltwise(inputs["arrays"], case.params["op"], inputs["weights"])
+        if case.params["op"] == "sum" and case.params["special"] and "_actual" in inputs:
+            expected = fused_sum_expectation(expected, inputs["_actual"], inputs["arrays"], inputs["weights"])
+        return expected
 
     def tolerance(self, case: Case) -> Tolerance:
         if case.params["op"] != "sum":
             return EXACT
         # Each of the count terms is rounded once (twice without FMA) in float32, the sum again per step:
-        # at most ~2*count roundings of values bounded by sum|w_i x_i| <= count.
+        # at most ~2*count roundings of values bounded by sum|w_i x_i| <= count. Terms of every class (edge
+        # inputs up to FLT_MAX, weights 0.5 or one class) reach far past that bound: the same roundings, relative.
         count = case.params["count"]
-        return Tolerance(abs=2 * count * count * 2.0 ** -24, why="float32 rounding of each weighted term and step")
+        relative = 2 * count * 2.0 ** -24 if case.params["special"] else 0.0
+        return Tolerance(abs=2 * count * count * 2.0 ** -24, rel=relative,
+                         why="float32 rounding of each weighted term and step")
+
+
+def fused_sum_expectation(expected: np.ndarray, actual: np.ndarray, arrays: list[np.ndarray],
+                          weights: np.ndarray) -> np.ndarray:
+    """The edge rule of a two-input sum whose terms may be fused: a kernel may round a product only with the sum
+    (a fused multiply-add, as upstream's and the bundled AVX2 and AVX-512 code do for the second term), which the
+    contract leaves open. Where one product is past FLT_MAX (an infinity once rounded alone, a huge finite value
+    inside the fused operation) and the other term is an infinity of the other sign, the sum is NaN unfused and
+    that infinity fused: either is expected there if the kernel gave it. Elsewhere fusing changes only roundings,
+    within the tolerance."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        exact = [x.astype(np.float64) * np.float64(np.float32(w)) for x, w in zip(arrays, weights)]
+    result = expected.copy()
+    for one, other in ((0, 1), (1, 0)):
+        past = np.isfinite(exact[one]) & (np.abs(exact[one]) > np.finfo(np.float32).max)
+        infinite = np.isinf(exact[other]) & (np.sign(exact[one]) != np.sign(exact[other]))  # an infinite operand
+        fused = past & infinite & (actual == exact[other])
+        result[fused] = actual[fused]
+    return result
 
 
 # -- unary ----------------------------------------------------------------------------------------------------
@@ -144,11 +189,14 @@ def unary_main_inputs(op: str, size: int, rng: np.random.Generator) -> np.ndarra
     return x.astype(np.float32)
 
 
-#: Inputs of the edge group: signed zeros, infinities, NaN, ties, huge and subnormal values, negatives.
+_CLASS = dict(zip(values.FLOAT_CLASSES, values.specimens("float32")))
+#: Inputs of the edge group: one value of every class (values.specimens), ties, values past int32, huge ones, the
+#: smallest subnormal, negatives, arguments near the ops' own limits.
 UNARY_SPECIALS = np.array([
-    0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, -0.3, -0.7, 0.3, 2.0 ** 31, -(2.0 ** 31),
-    3e9, -3e9, 1e30, -1e30, 8388609.0, 1e-40, -1e-40, 1.4e-45, 3.4028235e38, -3.4028235e38, -1.0, -2.5e-3, 88.8,
-    -100.0, -104.5, 1e4, -1e5, 0.49999997, -0.49999997, 4.0, 1e-3], np.float32)
+    _CLASS["+0"], _CLASS["-0"], _CLASS["+inf"], _CLASS["-inf"], _CLASS["nan"], _CLASS["+normal"], _CLASS["-normal"],
+    1.5, -1.5, 2.5, -2.5, -0.3, -0.7, 0.3, 2.0 ** 31, -(2.0 ** 31), 3e9, -3e9, 1e30, -1e30, 8388609.0,
+    _CLASS["+subnormal"], _CLASS["-subnormal"], 1.4e-45, _CLASS["+max"], _CLASS["-max"], -1.0, -2.5e-3, 88.8, -100.0,
+    -104.5, 1e4, -1e5, 0.49999997, -0.49999997, 4.0, 1e-3], np.float32)
 
 
 #: Per op, one value whose result differs between upstream's Base and SIMD code (the catalogue's unary-*
@@ -255,6 +303,12 @@ def _softmax_cases(function: Function) -> Iterable[Case]:
     # (a shift the unit data would forgive).
     yield function.case({"outer": 3, "count": 5, "inner": 19, "data": "wide", "special": "posinf"},
                         group="edge", profiles=("ci", "full"))
+    # Every class of value, one per slice (so each class shows its own effect on a slice), at a body lane of the
+    # first 11 slices and at the last lane (the tail of count or inner) of the next 11; a last slice whose results
+    # are subnormal.
+    for o, c, i in ((23, 13, 1), (23, 5, 19)):
+        yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "special": "classes"},
+                            group="edge", profiles=("ci", "full") if i == 1 else ("full",))
 
 
 def _softmax_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
@@ -266,6 +320,8 @@ def _softmax_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
         x = rng.uniform(-10, 10, shape)
     x = x.astype(np.float32)
     special = p["special"]
+    if special == "classes":
+        return _one_class_per_slice(x, case.dtype, rng)
     if special:
         # Every other slice gets non-finite values, at random positions of the slice.
         chosen = rng.random(shape) < 0.25
@@ -279,6 +335,29 @@ def _softmax_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
             x[chosen] = -np.inf
         else:
             x[0::2] = -np.inf
+    return x
+
+
+#: The gap to the largest value that makes a softmax result subnormal in float32 and bf16: exp(-90) = 8.2e-40.
+SUBNORMAL_GAP = 90.0
+
+
+def _one_class_per_slice(x: np.ndarray, dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """x (outer, count, inner) with slice (o, :, 0) of o < 11 holding class o at count position o % count, and slice
+    (11 + o, :, inner - 1) a class (in a random order) at its last count position; float32 values that bf16 holds
+    exactly when `dtype` is bf16. The slices (22, :, i) are 0 but for one SUBNORMAL_GAP, so the others' results are
+    subnormal."""
+    specimens = values.specimens(dtype)
+    if dtype != "float32":
+        specimens = reference.bf16_to_float(specimens)
+    classes = len(specimens)
+    _, count, inner = x.shape
+    for o, value in enumerate(specimens):
+        x[o, o % count, 0] = value
+    for o, value in enumerate(rng.permutation(specimens)):
+        x[classes + o, count - 1, inner - 1] = value
+    x[2 * classes] = 0.0
+    x[2 * classes, 0] = SUBNORMAL_GAP
     return x
 
 
@@ -359,6 +438,12 @@ LRN_SHAPES = ((1, 2, 96, 8, 16), (1, 2, 87, 1, 137), (1, 2, 4, 3, 5), (1, 2, 5, 
 LRN_CI = {(1, 2, 96, 8, 16), (1, 2, 87, 1, 137), (1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (2, 2, 19, 5, 3),
           (1, 5, 17, 2, 2), (2, 4, 67, 1, 5), (1, 2, 7, 2, 3), (2, 2, 11, 3, 2)}
 LRN_K = {"caffe": (1.0, 0.1, -0.75), "onnx": (2.0, 1e-4 / 5, -0.75)}
+#: The edge group's k of every finite class (the wrapper takes k finite only: values.FINITE_PARAMETER): in
+#: k=classes<i>, k0, k1 and k2 are the finite classes i, i + 3 and i + 6 (mod 8), so that over the eight each class
+#: stands once in each place.
+_FINITE = values.finite_specimens("float32")
+LRN_K_CLASSES = {f"classes{i}": tuple(float(_FINITE[(i + shift) % len(_FINITE)]) for shift in (0, 3, 6))
+                 for i in range(len(_FINITE))}
 
 
 @register
@@ -366,8 +451,10 @@ class Lrn(Function):
     name = "lrn"
     family = "elementwise"
     symbols = ("SimdSynetLrnLayerCrossChannels",)
+    outside_domain = {"k": dict.fromkeys(values.NON_FINITE_CLASSES, values.FINITE_PARAMETER)}
     fields = (F("layout", "name"), F("batch", "int", 1), F("half", "int"), F("channels", "int"), F("height", "int"),
-              F("width", "int"), F("k", "name"), F("direct", "bool", False), F("group", "name"))
+              F("width", "int"), F("k", "name"), F("direct", "bool", False), F("special", "name", ""),
+              F("group", "name"))
 
     def space(self) -> SearchStrategy[Case]:
         return _lrn_space(self)
@@ -381,14 +468,25 @@ class Lrn(Function):
                     if shape == (1, 2, 4, 3, 5) and kname == "caffe":
                         profiles = ("smoke",) + profiles
                     yield self.case({"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": kname,
-                                     "direct": False}, layout=layout, profiles=profiles)
+                                     "direct": False, "special": ""}, layout=layout, profiles=profiles)
+        # Edge: x of every class (at body and tail lanes, values.holding_every_class) with Caffe's k, and the caffe
+        # x with k of every class; both layouts, channels across a vector (21 = 16 + 5 = 2*8 + 5 = 5*4 + 1) so NHWC
+        # has tail lanes (and not 7, 11 or 19, which simdbind.lrn routes through NCHW on upstream builds).
+        for layout in ("nchw", "nhwc"):
+            yield self.case({"batch": 1, "half": 2, "channels": 21, "height": 3, "width": 5, "k": "caffe",
+                             "direct": False, "special": "classes"}, layout=layout, group="edge",
+                            profiles=("ci", "full"))
+            for kname in LRN_K_CLASSES:
+                yield self.case({"batch": 1, "half": 2, "channels": 21, "height": 3, "width": 5, "k": kname,
+                                 "direct": False, "special": ""}, layout=layout, group="edge",
+                                profiles=("ci", "full") if kname == "classes0" else ("full",))
         # Edge: the C function itself with NHWC channels < 2*half + 1 (the wrapper routes such calls through NCHW
         # on other libraries; upstream's NHWC code reads neighbouring pixels there), and with half 2 and
         # 7, 11 or 19 channels (routed too: upstream's channel 1 window takes in the float before the pixel).
         for n, half, c, h, w in ((1, 2, 4, 3, 5), (1, 3, 3, 2, 7), (1, 2, 1, 4, 4), (1, 2, 7, 2, 3),
                                  (2, 2, 11, 3, 2), (2, 2, 19, 5, 3)):
             yield self.case({"batch": n, "half": half, "channels": c, "height": h, "width": w, "k": "caffe",
-                             "direct": True}, layout="nhwc", group="edge", profiles=("ci", "full"))
+                             "direct": True, "special": ""}, layout="nhwc", group="edge", profiles=("ci", "full"))
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
@@ -396,7 +494,10 @@ class Lrn(Function):
             (p["height"], p["width"], p["channels"])
         if p["batch"] > 1:
             shape = (p["batch"],) + shape
-        return {"x": rng.uniform(-10, 10, shape).astype(np.float32), "k": np.array(LRN_K[p["k"]], np.float32)}
+        x = rng.uniform(-10, 10, shape).astype(np.float32)
+        if p["special"] == "classes":
+            x = values.holding_every_class(x, "float32", rng)
+        return {"x": x, "k": np.array({**LRN_K, **LRN_K_CLASSES}[p["k"]], np.float32)}
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         p = case.params
@@ -436,7 +537,9 @@ class Lrn(Function):
         return reference.lrn(inputs["x"], case.params["half"], inputs["k"], case.layout)
 
     def tolerance(self, case: Case) -> Tolerance:
-        return Tolerance(rel=2e-5, why="Pow = exp(log(b) * k2) with polynomial exp/log; float32 window sums")
+        return Tolerance(abs=2.0 ** -149, rel=2e-5,
+                         why="Pow = exp(log(b) * k2) with polynomial exp/log; float32 window sums (and one step of "
+                             "the subnormals for the edge group's tiny results)")
 
 
 # -- shuffle --------------------------------------------------------------------------------------------------
@@ -452,7 +555,8 @@ class Shuffle(Function):
     family = "elementwise"
     symbols = ("SimdSynetShuffleLayerForward",)
     fields = (F("layout", "name"), F("type", "int"), F("batch", "int", 1),
-              F("channels", "dims", names=("channels0", "channels1")), F("height", "int"), F("width", "int"))
+              F("channels", "dims", names=("channels0", "channels1")), F("height", "int"), F("width", "int"),
+              F("special", "name", ""), F("group", "name"))
 
     def space(self) -> SearchStrategy[Case]:
         return _shuffle_space(self)
@@ -466,7 +570,13 @@ class Shuffle(Function):
                     if shape == (2, 6, 2, 2, 3):
                         profiles = ("smoke",) + profiles
                     yield self.case({"type": shuffle_type, "batch": n, "channels0": c0, "channels1": c1,
-                                     "height": h, "width": w}, layout=layout, profiles=profiles)
+                                     "height": h, "width": w, "special": ""}, layout=layout, profiles=profiles)
+        # Edge: both inputs of every class (body and tail lanes): a shuffle copies bits, NaN and -0 included.
+        for layout in ("nchw", "nhwc"):
+            for shuffle_type in (0, 1):
+                yield self.case({"type": shuffle_type, "batch": 1, "channels0": 18, "channels1": 34, "height": 1,
+                                 "width": 17, "special": "classes"}, layout=layout, group="edge",
+                                profiles=("ci", "full") if shuffle_type == 0 else ("full",))
 
     def _shape(self, case: Case, channels: int) -> tuple[int, ...]:
         p = case.params
@@ -481,8 +591,11 @@ class Shuffle(Function):
             if (p["channels0"] + p["channels1"]) % 2:
                 raise ValueError(f"type 1: channels {p['channels0']}x{p['channels1']} do not sum to an even count")
             c0 = c1 = (p["channels0"] + p["channels1"]) // 2
-        return {"x0": rng.uniform(-10, 10, self._shape(case, c0)).astype(np.float32),
-                "x1": rng.uniform(-10, 10, self._shape(case, c1)).astype(np.float32)}
+        arrays = {"x0": rng.uniform(-10, 10, self._shape(case, c0)).astype(np.float32),
+                  "x1": rng.uniform(-10, 10, self._shape(case, c1)).astype(np.float32)}
+        if p["special"] == "classes":
+            arrays = {name: values.holding_every_class(x, "float32", rng) for name, x in arrays.items()}
+        return arrays
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         p = case.params
@@ -528,8 +641,8 @@ def _eltwise_space(self: Eltwise) -> SearchStrategy[Case]:
         # NaN/Inf order is part of the contract for max and min only (a > b ? a : b keeps the later NaN); sums of
         # infinities have none.
         special = draw(st.sampled_from(("", "nan_inf"))) if op in ("max", "min") else ""
-        return self.case({"op": op, "count": draw(st.integers(2, 8)), "size": draw(_sizes(st)), "special": special},
-                         group="edge" if special else "main")
+        return self.case({"op": op, "count": draw(st.integers(2, 8)), "size": draw(_sizes(st)), "special": special,
+                          "weight0": ""}, group="edge" if special else "main")
     return draw()
 
 
@@ -573,7 +686,8 @@ def _lrn_space(self: Lrn) -> SearchStrategy[Case]:
         direct = draw(st.booleans())
         params = {"batch": draw(st.integers(1, 3)), "half": draw(st.integers(0, 6)),
                   "channels": draw(st.integers(1, 70)), "height": draw(st.integers(1, 9)),
-                  "width": draw(st.integers(1, 20)), "k": draw(st.sampled_from(tuple(LRN_K))), "direct": direct}
+                  "width": draw(st.integers(1, 20)), "k": draw(st.sampled_from(tuple(LRN_K))), "direct": direct,
+                  "special": ""}
         return self.case(params, layout=layout, group="edge" if direct else "main")
     return draw()
 
@@ -587,7 +701,8 @@ def _shuffle_space(self: Shuffle) -> SearchStrategy[Case]:
         c0, c1 = draw(st.integers(0, 40)), draw(st.integers(0, 40))
         c0, c1 = 2 * (c0 // 2), 2 * (c1 // 2)  # both types pair channels: even counts (the wrapper's rule)
         return self.case({"type": shuffle_type, "batch": draw(st.integers(1, 3)), "channels0": c0,
-                          "channels1": c1, "height": draw(st.integers(1, 9)), "width": draw(st.integers(1, 20))},
+                          "channels1": c1, "height": draw(st.integers(1, 9)), "width": draw(st.integers(1, 20)),
+                          "special": ""},
                          layout=draw(st.sampled_from(("nchw", "nhwc"))))
     return draw()
 

@@ -12,17 +12,23 @@ def eltwise(inputs: Sequence[np.ndarray], op: str, weights: Sequence[float] | No
     """SimdSynetEltwiseLayerForward: combine the first two inputs, then fold in the rest; Max/Min with
     ``a > b ? a : b``.
 
-    Sum is accumulated in float64 and rounded once, so it is at least as accurate as any float32 order.
+    Sum: each weighted term is the float32 product the contract states (so a product past FLT_MAX is an infinity,
+    and inf * 0 is NaN, whatever the order of the sum), the terms are accumulated in float64 and rounded once: at
+    least as accurate as any float32 order. (A fused multiply-add rounds a later product only with the sum: the
+    contract leaves that open, and it decides a non-finite result only where a product past FLT_MAX meets an
+    infinity of the other sign, which the cases keep out.)
     """
     if op == "sum":
         total = np.zeros(inputs[0].shape, np.float64)
-        for x, w in zip(inputs, [1.0] * len(inputs) if weights is None else weights):  # None: unit weights
-            total += np.float64(np.float32(w)) * x.astype(np.float64)
-        return total.astype(np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for x, w in zip(inputs, [1.0] * len(inputs) if weights is None else weights):  # None: unit weights
+                total += (np.float32(w) * x.astype(np.float32)).astype(np.float64)
+            return total.astype(np.float32)
     acc = inputs[0]
     for x in inputs[1:]:
         if op == "product":
-            acc = acc * x
+            with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # the float32 product: inf, 0, NaN
+                acc = acc * x
         elif op == "max":
             acc = np.where(acc > x, acc, x)
         else:
@@ -129,8 +135,14 @@ def softmax16b(bits: np.ndarray, axis: int = -1) -> np.ndarray:
 
 # -- LRN ----------------------------------------------------------------------------------------------------
 def lrn(x: np.ndarray, half: int, k: np.ndarray, layout: str = "nchw") -> np.ndarray:
-    """``x[c] * exp(log(k0 + k1 * sum_{|i-c| <= half} x[i]^2) * k2)`` in float64 over the channel axis; x is
-    (C,H,W)/(N,C,H,W) or (H,W,C)/(N,H,W,C). Windows are clipped to the channels; no division by the size."""
+    """``x[c] * exp(log(k0 + k1 * sum_{|i-c| <= half} x[i]^2) * k2)`` over the channel axis; x is (C,H,W)/(N,C,H,W)
+    or (H,W,C)/(N,H,W,C). Windows are clipped to the channels; no division by the size.
+
+    Each quantity the formula names (the window sum, k1 * sum, the base, the scale) is a float32 value, as in the
+    contract's C: computed in float64 and rounded once. So a window sum of squares past FLT_MAX is +inf (squares
+    are never negative: whether the sum overflows does not depend on its order) and a scale below float32's
+    smallest subnormal is 0.
+    """
     x64 = np.asarray(x, np.float32).astype(np.float64)
     axis = x64.ndim - 3 if layout == "nchw" else x64.ndim - 1
     channels = x64.shape[axis]
@@ -139,8 +151,16 @@ def lrn(x: np.ndarray, half: int, k: np.ndarray, layout: str = "nchw") -> np.nda
     padded = np.concatenate([np.zeros((half,) + squares.shape[1:]), squares, np.zeros((half,) + squares.shape[1:])])
     window = sum((padded[i:i + channels] for i in range(1, 2 * half + 1)), padded[:channels])
     with np.errstate(all="ignore"):
-        scale = np.exp(np.log(k0 + k1 * np.moveaxis(window, 0, axis)) * k2)
-    return (x64 * scale).astype(np.float32)
+        total = _float32(np.moveaxis(window, 0, axis))
+        base = _float32(k0 + _float32(k1 * total))
+        scale = _float32(np.exp(np.log(base) * k2))
+        result: np.ndarray = (x64 * scale).astype(np.float32)
+        return result
+
+
+def _float32(values: np.ndarray) -> np.ndarray:
+    """float64 values rounded to float32 (past FLT_MAX: an infinity), kept as float64."""
+    return np.asarray(values).astype(np.float32).astype(np.float64)
 
 
 # -- shuffle ------------------------------------------------------------------------------------------------

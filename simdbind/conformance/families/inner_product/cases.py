@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 
 import simdbind
+from simdbind.conformance import values
 from simdbind.conformance.model import F, Case, Function, register
 from simdbind.conformance.families.inner_product import reference
 from simdbind.conformance.activation import either_side_of_the_jump, lipschitz
@@ -38,7 +39,8 @@ ACTIVATION_PARAMS: dict[str, dict[str, list[float] | None]] = {
     "identity": {"-": None},
     "relu": {"-": None},
     "leaky_relu": {"neg": [-0.3], "small": [0.1], "steep": [2.0]},
-    "restrict_range": {"upstream": [0.1, 1.1], "tight": [-0.05, 0.05], "wide": [-1.5, 0.7], "inverted": [0.7, -1.5]},
+    "restrict_range": {"upstream": [0.1, 1.1], "tight": [-0.05, 0.05], "wide": [-1.5, 0.7], "inverted": [0.7, -1.5],
+                       "unbounded": [-math.inf, math.inf]},  # the one parameter that may be infinite
     "prelu": {"random": None},
     "elu": {"unit": [1.0], "half": [0.5]},
     "hswish": {"default": [3.0, 1.0 / 6.0], "other": [1.5, 0.5]},
@@ -59,7 +61,8 @@ UPSTREAM_32F = [
 
 
 def _float_tolerance(K: int, activation: str, params: Any, amax: float = 1.0, bmax: float = 1.0) -> Tolerance:
-    big = max([1.0] + [abs(float(v)) for v in np.ravel(params if params is not None else [])])
+    # An infinite bound (restrict_range) clamps nothing: it scales no rounding.
+    big = max([1.0] + [abs(float(v)) for v in np.ravel(params if params is not None else []) if math.isfinite(v)])
     lip = lipschitz(activation, params)
     absolute = lip * (2 * K * EPS * amax * bmax + 2 * EPS) + 8 * EPS * big * (1 + math.sqrt(K) * amax * bmax)
     return Tolerance(abs=absolute, rel=8 * EPS,
@@ -76,15 +79,18 @@ class InnerProduct32f(Function):
                "SimdRelease")
     fields = (F("M", "int"), F("N", "int"), F("K", "int"), F("trans_b", "bool"), F("const_b", "bool"),
               F("bias", "bool"), F("activation", "name", "identity"), F("pset", "name", "-"), F("calls", "int", 1),
-              F("guard", "name", ""))
+              F("guard", "name", ""), F("special", "name", ""), F("group", "name"))
+    #: restrict_range's bounds are the one place params may be infinite (the "unbounded" pset); NaN never.
+    outside_domain = {"params": {"nan": values.FINITE_PARAMETER}}
 
     def grid(self) -> Iterable[Case]:
         def make(M: int, N: int, K: int, tb: bool, cb: bool, bias: bool, act: str, pset: str = "-", calls: int = 1,
-                 profiles: tuple[str, ...] = ("ci", "full"), guard: str = "") -> Case:
+                 profiles: tuple[str, ...] = ("ci", "full"), guard: str = "", special: str = "") -> Case:
             if pset == "-" and act in ACTIVATION_PARAMS and "-" not in ACTIVATION_PARAMS[act]:
                 pset = next(iter(ACTIVATION_PARAMS[act]))
             return self.case({"M": M, "N": N, "K": K, "trans_b": tb, "const_b": cb, "bias": bias, "activation": act,
-                              "pset": pset, "calls": calls, "guard": guard}, profiles=profiles)
+                              "pset": pset, "calls": calls, "guard": guard, "special": special},
+                             group="edge" if special else "main", profiles=profiles)
 
         out = []
         # Upstream's own table (TestSynetInnerProduct.cpp); its RestrictRange params are p0 = 0.1, p1 = 1.1.
@@ -134,6 +140,14 @@ class InnerProduct32f(Function):
         for K in (1, 2, 3, 5, 6, 7):
             for guard in ("nan-before-B", "nan-before-B-direct"):
                 out.append(make(4, 67, K, True, False, False, "identity", guard=guard, profiles=("ci", "full")))
+        # Edge: A, B, the bias or the prelu slopes of every class, one class per row of A, per output column of B,
+        # per bias entry and slope (values.class_lanes), so that no sum meets two of them.
+        lanes = values.CLASS_LANES
+        for special, act in (("a-classes", "identity"), ("b-classes", "identity"), ("bias-classes", "identity"),
+                             ("params-classes", "prelu")):
+            for tb in (False, True):
+                out.append(make(lanes, lanes, 17, tb, True, True, act, special=special,
+                                profiles=("full",) if tb else ("ci", "full")))
         return out
 
     def space(self) -> SearchStrategy[Case]:
@@ -151,7 +165,7 @@ class InnerProduct32f(Function):
                               "trans_b": draw(st.booleans()), "const_b": const_b, "bias": draw(st.booleans()),
                               "activation": activation,
                               "pset": draw(st.sampled_from(tuple(ACTIVATION_PARAMS[activation]))),
-                              "calls": 1 if const_b else draw(st.integers(1, 3)), "guard": ""})
+                              "calls": 1 if const_b else draw(st.integers(1, 3)), "guard": "", "special": ""})
         return draw()
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
@@ -170,7 +184,32 @@ class InnerProduct32f(Function):
             # Spread pre-activations over the interesting range of the curve (several units), not just +-sqrt(K)/3.
             scale = np.float32(3.0 / max(1.0, math.sqrt(K) / 3.0))
             A = [(a * scale).astype(np.float32) for a in A]
-        return {"A": A, "B": B, "bias": bias, "params": params}
+        inputs = {"A": A, "B": B, "bias": bias, "params": params}
+        if p["special"] == "params-classes":
+            # Slopes up to FLT_MAX scale the pre-activation's rounding by as much: small integers make every sum
+            # exact in any order, so the slope's product is the output's one rounding.
+            inputs.update(A=[rng.integers(-2, 3, a.shape).astype(np.float32) for a in A],
+                          B=[rng.integers(-2, 3, b.shape).astype(np.float32) for b in B],
+                          bias=rng.integers(-2, 3, N).astype(np.float32))
+        if p["special"]:
+            self._hold_classes(p["special"].split("-")[0], inputs, p["trans_b"], rng)
+        return inputs
+
+    @staticmethod
+    def _hold_classes(name: str, inputs: dict[str, Any], trans_b: bool, rng: np.random.Generator) -> None:
+        """Every class one per lane (values.class_lanes) in input `name`: per row of A, per output column of B (one
+        k each: the lane's own in the first set, the last k, a tail lane, in the second), per bias entry or
+        slope."""
+        for lane, value in values.class_lanes("float32", rng, finite=name == "params"):
+            if name in ("bias", "params"):
+                inputs[name][lane] = value
+                continue
+            matrix = inputs[name.upper()][0]
+            k = lane % matrix.shape[1 if name == "a" or trans_b else 0] if lane < values.SECOND_SET else -1
+            if name == "a" or trans_b:
+                matrix[lane, k] = value
+            else:
+                matrix[k, lane] = value
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> Any:
         p = case.params
@@ -266,7 +305,8 @@ class InnerProductLayerForward(Function):
     name = "inner_product_layer"
     family = "inner_product"
     symbols = ("SimdSynetInnerProductLayerForward",)
-    fields = (F("count", "int"), F("size", "int"), F("bias", "bool"), F("batch", "int", 1))
+    fields = (F("count", "int"), F("size", "int"), F("bias", "bool"), F("batch", "int", 1), F("special", "name", ""),
+              F("group", "name"))
 
     def grid(self) -> Iterable[Case]:
         out = []
@@ -278,10 +318,18 @@ class InnerProductLayerForward(Function):
                 ci = count in (1, 17, 1000) or size in (5, 67)
                 out.append(self._case(count, size, (count + size) % 2 == 0, 1, ("ci", "full") if ci else ("full",)))
         out.append(self._case(33, 45, True, 5, ("ci", "full")))  # a batch of 5 vectors
+        # Edge: x, weight or bias of every class, one class per vector of the batch, per row of the weight, per
+        # bias entry (values.class_lanes): no dot product meets two of them. The bias's second set sits on rows of
+        # zeros, so that those outputs are the classes themselves (subnormal, +-max).
+        lanes = values.CLASS_LANES
+        for special in ("x-classes", "weight-classes", "bias-classes"):
+            out.append(self._case(lanes, 19, True, lanes if special == "x-classes" else 1, ("ci", "full"), special))
         return out
 
-    def _case(self, count: int, size: int, bias: bool, batch: int, profiles: tuple[str, ...]) -> Case:
-        return self.case({"count": count, "size": size, "bias": bias, "batch": batch}, profiles=profiles)
+    def _case(self, count: int, size: int, bias: bool, batch: int, profiles: tuple[str, ...],
+              special: str = "") -> Case:
+        return self.case({"count": count, "size": size, "bias": bias, "batch": batch, "special": special},
+                         group="edge" if special else "main", profiles=profiles)
 
     def space(self) -> SearchStrategy[Case]:
         from hypothesis import strategies as st
@@ -292,9 +340,20 @@ class InnerProductLayerForward(Function):
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         p = case.params
         shape = (p["size"],) if p["batch"] == 1 else (p["batch"], p["size"])
-        return {"x": rng.uniform(-1, 1, shape).astype(np.float32),
-                "weight": rng.uniform(-1, 1, (p["count"], p["size"])).astype(np.float32),
-                "bias": rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["bias"] else None}
+        inputs: dict[str, Any] = {
+            "x": rng.uniform(-1, 1, shape).astype(np.float32),
+            "weight": rng.uniform(-1, 1, (p["count"], p["size"])).astype(np.float32),
+            "bias": rng.uniform(-1, 1, p["count"]).astype(np.float32) if p["bias"] else None}
+        if p["special"] == "bias-classes":  # the second set's rows of zeros: those outputs are the bias itself
+            inputs["weight"][values.SECOND_SET:] = 0.0
+        if p["special"]:
+            chosen: np.ndarray = inputs[p["special"].split("-")[0]]
+            for lane, value in values.class_lanes("float32", rng):
+                if chosen.ndim == 1:
+                    chosen[lane] = value
+                else:  # a row of x or of the weight: at the lane's own column, or the last (a tail lane)
+                    chosen[lane, lane % chosen.shape[1] if lane < values.SECOND_SET else -1] = value
+        return inputs
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         x = inputs["x"]

@@ -17,18 +17,21 @@ def inner_product_32f(A: np.ndarray, B: np.ndarray, trans_b: bool, bias: np.ndar
                       params: Sequence[float] | np.ndarray | None) -> np.ndarray:
     """``C[i, j] = act(sum_k A[i, k] * (B[j, k] if trans_b else B[k, j]) + bias[j])`` (SimdSynetInnerProduct32f)."""
     b = B.astype(np.float64)
-    total = A.astype(np.float64) @ (b.T if trans_b else b)
-    if bias is not None:
-        total = total + bias.astype(np.float64)
-    return activate(total, activation, params, channel_axis=-1).astype(np.float32)
+    # Infinite and NaN inputs (the edge group) make inf - inf and 0 * inf: NaN, as in float32, without a warning.
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = A.astype(np.float64) @ (b.T if trans_b else b)
+        if bias is not None:
+            total = total + bias.astype(np.float64)
+        return activate(total, activation, params, channel_axis=-1).astype(np.float32)
 
 
 def inner_product_layer(src: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     """``dst[i] = (bias[i] if bias else 0) + sum_j src[j] * weight[i, j]`` (SimdSynetInnerProductLayerForward)."""
-    total = weight.astype(np.float64) @ src.astype(np.float64)
-    if bias is not None:
-        total = total + bias.astype(np.float64)
-    return total.astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):  # as inner_product_32f
+        total = weight.astype(np.float64) @ src.astype(np.float64)
+        if bias is not None:
+            total = total + bias.astype(np.float64)
+        return total.astype(np.float32)
 
 
 def _wrap32(values: np.ndarray) -> np.ndarray:

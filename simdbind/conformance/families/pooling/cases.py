@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Sequence
 import numpy as np
 
 import simdbind
+from simdbind.conformance import values
 from simdbind.conformance.model import F, Case, Field, Function, register
 from simdbind.conformance.families.pooling import reference
 from simdbind.conformance.tolerance import EXACT, Tolerance
@@ -173,6 +174,15 @@ class _Pooling(Function):
                 yield self._case(layout, 3, 6, 7, (2, 2), (1, 1), ((3, 0), (3, 0)), False, ALL, exclude=exclude,
                                  defect="pad-wrap", direct_out=(8, 9))
 
+    def _classes_cases(self) -> Iterable[Case]:
+        """Edge: x holding every class (values.holding_every_class: the first pixels' channels in NHWC, the first
+        row in NCHW, and again the last ones), so that windows meet several classes at once; a maximum has no
+        order of summation to fear."""
+        for i, (c, h, w, kernel, stride, pads, ceil) in enumerate(CLASSES_SHAPES):
+            for layout in LAYOUTS:
+                yield self._case(layout, c, h, w, kernel, stride, pads, ceil, ALL if i == 0 else FULL,
+                                 special="classes", group="edge")
+
     #: Input kinds of the edge group the space draws from ("" = the main group's data).
     specials: tuple[str, ...] = ("",)
 
@@ -290,6 +300,26 @@ class _Pooling(Function):
         return result.view(x.dtype) if self.dtype == "bf16" else result
 
 
+#: The "classes" edge group's max pooling shapes: (channels, height, width, kernel, stride, pads, ceil); channel
+#: counts past a vector with a tail (19 = 16 + 3), the 2x2/s2 NCHW path over 40 columns.
+CLASSES_SHAPES = ((19, 7, 21, (3, 3), (1, 1), ((1, 1), (1, 1)), False),
+                  (5, 9, 40, (2, 2), (2, 2), ((0, 1), (0, 1)), True))
+
+
+def one_class_per_channel(x: np.ndarray, layout: str, dtype: str, rng: np.random.Generator) -> np.ndarray:
+    """x (one image, or a batch of them) with the classes one per channel (values.class_lanes), the first set at
+    each image's first pixel, the second (NHWC tail lanes) at its last: no window of a sum meets two of them (the
+    image is wider and taller than a window), so no order of summation matters."""
+    image = x.reshape((-1,) + x.shape[-3:])
+    channel_axis = 1 if layout == "nchw" else 3
+    for lane, value in values.class_lanes(dtype, rng):
+        corner = 0 if lane < values.SECOND_SET else -1
+        where: list[Any] = [slice(None), corner, corner, corner]
+        where[channel_axis] = lane
+        image[tuple(where)] = value
+    return x
+
+
 @register
 class PoolingAverage(_Pooling):
     name = "pooling_average"
@@ -303,12 +333,21 @@ class PoolingAverage(_Pooling):
         for layout in LAYOUTS:
             yield self._case(layout, 9, 6, 7, (3, 3), (2, 2), ((1, 1), (1, 1)), True, ALL, special="inf_nan",
                              group="edge")
+            # Edge: every class, one per channel and window (one_class_per_channel), both exclude modes; and 1x1
+            # windows, whose averages are the values themselves: every class comes out.
+            for exclude in (True, False):
+                yield self._case(layout, values.CLASS_LANES, 6, 7, (3, 3), (2, 2), ((1, 1), (1, 1)), True,
+                                 ALL if exclude else FULL, exclude=exclude, special="classes", group="edge")
+            yield self._case(layout, values.CLASS_LANES, 6, 7, (1, 1), (1, 1), ((0, 0), (0, 0)), False, FULL,
+                             special="classes", group="edge")
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         x = rng.uniform(-1, 1, self._shape(case)).astype(np.float32)
         if case.params["special"] == "inf_nan":
             mask = rng.random(x.shape) < 0.15
             x[mask] = rng.choice(np.array([np.inf, -np.inf, np.nan], np.float32), int(mask.sum()))
+        elif case.params["special"] == "classes":
+            x = one_class_per_channel(x, case.layout, "float32", rng)
         return {"x": x}
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -330,15 +369,18 @@ class PoolingAverage(_Pooling):
         # Inputs are in [-1, 1]. A float32 running sum of n <= ky*kx terms errs by at most u*n(n+1)/2 (u = 2^-24),
         # which the divisor (>= n) scales to u*(n+1)/2; the division (or upstream's multiply by 1/D) adds an ulp
         # or two.
+        # The classes group's windows sum one value up to FLT_MAX with small ones: the same roundings, relative.
         area = case.params["ky"] * case.params["kx"]
-        return Tolerance(abs=(area + 4) * 2.0 ** -24, why="float32 summation in window order, then one division")
+        relative = (area + 4) * 2.0 ** -24 if case.params["special"] == "classes" else 0.0
+        return Tolerance(abs=(area + 4) * 2.0 ** -24, rel=relative,
+                         why="float32 summation in window order, then one division")
 
 
 @register
 class PoolingMax32f(_Pooling):
     name = "pooling_max32f"
     symbols = ("SimdSynetPoolingMax32f",)
-    specials = ("", "nan", "neg_inf")
+    specials = ("", "nan", "neg_inf", "classes")
     fields = POOLING_FIELDS + (F("kc", "int", 1), F("sc", "int", 1),
                                F("pc", "list", (0, 0), names=("pc_begin", "pc_end"))) + POOLING_TAIL
 
@@ -379,6 +421,7 @@ class PoolingMax32f(_Pooling):
                                  special=special, group="edge")
             yield self._case(layout, 7, 6, 19, (3, 2), (2, 1), ((1, 0), (0, 1)), True, ALL,
                              channel=(3, 2, (1, 1)), special="neg_inf", group="edge")
+        yield from self._classes_cases()
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         x = rng.uniform(-1, 1, self._shape(case)).astype(np.float32)
@@ -389,6 +432,8 @@ class PoolingMax32f(_Pooling):
         elif special == "neg_inf":
             mask = rng.random(x.shape) < 0.7
             x[mask] = -np.inf
+        elif special == "classes":
+            x = values.holding_every_class(x, "float32", rng)
         return {"x": x}
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
@@ -418,7 +463,7 @@ class PoolingMax16b(_Pooling):
     name = "pooling_max16b"
     dtype = "bf16"
     symbols = ("SimdSynetPoolingMax16b",)
-    specials = ("", "nan", "nan_after_inf", "nan_after_neg_inf", "neg_inf", "zeros", "zeros_negative")
+    specials = ("", "nan", "nan_after_inf", "nan_after_neg_inf", "neg_inf", "zeros", "zeros_negative", "classes")
 
     def grid(self) -> Iterable[Case]:
         yield from self._grids(MAX16B_TABLE)
@@ -426,9 +471,10 @@ class PoolingMax16b(_Pooling):
         # every special inside a block as well as in the tail
         for layout in LAYOUTS:
             for channels in (19, 70):
-                for special in self.specials[1:]:
+                for special in self.specials[1:-1]:  # the last, "classes", has shapes of its own
                     yield self._case(layout, channels, 7, 21, (3, 3), (1, 1), ((1, 1), (1, 1)), False, ALL,
                                      special=special, group="edge")
+        yield from self._classes_cases()
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
         bits = bf16_bits(rng.uniform(-1, 1, self._shape(case)))
@@ -445,6 +491,8 @@ class PoolingMax16b(_Pooling):
         elif special == "zeros_negative":  # +0 and -0 among negatives: a maximum of +0 or -0, whichever came later
             zeros = rng.choice(np.array([0x0000, 0x8000], np.uint16), bits.shape)
             bits = np.where(rng.random(bits.shape) < 0.4, zeros, bits | np.uint16(0x8000))
+        elif special == "classes":
+            bits = values.holding_every_class(bits, "bf16", rng)
         p = case.params
         if (p["channels"] + p["height"] + p["width"]) % 2:  # half the cases pass ml_dtypes.bfloat16, half raw bits
             try:
@@ -482,9 +530,13 @@ class PoolingMax8u(_Pooling):
 
     def grid(self) -> Iterable[Case]:
         yield from self._grids(MAX8U_TABLE)
+        yield from self._classes_cases()
 
     def inputs(self, case: Case, rng: np.random.Generator) -> dict[str, Any]:
-        return {"x": rng.integers(0, 256, self._shape(case), dtype=np.uint8)}
+        x = rng.integers(0, 256, self._shape(case), dtype=np.uint8)
+        if case.params["special"] == "classes":
+            x = values.holding_every_class(x, "uint8", rng)
+        return {"x": x}
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         if case.params["direct"]:
