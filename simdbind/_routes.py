@@ -26,7 +26,7 @@ from simdbind.enums import Activation
 from simdbind.library import ISAS
 
 __all__ = ["Route", "ROUTES", "taken_among", "serialises_context_calls", "behind_zeros", "max32f_route", "upstream_max32f_route",
-           "lrn_route", "upstream_lrn_is_wrong", "upstream_reads_before_b", "behind_gemm_guard",
+           "lrn_route", "upstream_lrn_is_wrong", "softmax16b_parts", "upstream_reads_before_b", "behind_gemm_guard",
            "b_guard_route", "ConvolutionRoute", "conv32f_route", "upstream_conv32f_route", "with_zero_channel"]
 
 _BUNDLED = "bundled"
@@ -96,6 +96,9 @@ SOFTMAX32F_SINGLE_ELEMENT = Route("softmax-sse41-avx2-single-element-slices-over
 SOFTMAX16B_SINGLE_ELEMENT = Route("softmax16b-sse41-avx2-single-element-slices-overrun", "elementwise",
                                   "one slice of `outer` positions instead: the same softmax of one element each",
                                   ("sse41", "avx2"))
+SOFTMAX16B_PAIR_TAIL = Route("softmax16b-avx512-pair-slices-tail-unwritten", "elementwise",
+                             "the slices in two calls, the first ending 8 slices past the last whole 16",
+                             ("avx512bw", "avx512vnni"))
 LRN_NHWC_SMALL_CHANNELS = Route("lrn-nhwc-small-channels", "elementwise", "NHWC computed through NCHW")
 LRN_NHWC_HALF2_WINDOW = Route("lrn-nhwc-half2-channel1-window", "elementwise", "NHWC computed through NCHW")
 IP32F_GEMM_READS_C = Route("ip32f-base-gemm-reads-c", "inner_product", "the output zeroed before Forward")
@@ -127,6 +130,7 @@ CONV32F_NHWC_GROUPED_WHOLE_IMAGE = Route("CONV32F-GEMMNN-NHWC-GROUPED-WHOLE-IMAG
 
 ROUTES = (MAX32F_NHWC_SMALL_CHANNELS, MAX32F_SOLID2X2_TAIL, MAX32F_NCHW_SPECIAL_KERNELS,
           LRN_NHWC_SMALL_CHANNELS, LRN_NHWC_HALF2_WINDOW, SOFTMAX32F_SINGLE_ELEMENT, SOFTMAX16B_SINGLE_ELEMENT,
+          SOFTMAX16B_PAIR_TAIL,
           IP32F_GEMM_READS_C, IP32F_TRANSB_M1_IDENTITY, IP32F_N1_TRANSB_CONST_BIAS, IP32F_TRANSB_READS_BEFORE_B,
           IP32F_TRANSB_M1_ACTIVATION_READS_BEFORE_B, IP32F_AVX2_RESTRICT_RANGE_INVERTED,
           CONV32F_GEMM_READS_DST, CONV32F_GEMMNT_READS_BEFORE_SRC, CONV32F_ONE_CHANNEL_WIDE_KERNEL,
@@ -195,6 +199,17 @@ def softmax_dims(library: Any, bf16: bool, outer: int, count: int, inner: int) -
         if route.taken(library):
             return 1, 1, outer
     return outer, count, inner
+
+
+def softmax16b_parts(library: Any, outer: int, count: int, inner: int) -> tuple[tuple[int, int], ...]:
+    """(first slice, slices) of each call that computes `outer` slices of bf16 softmax on `library`. Upstream's
+    AVX-512 kernel for two-element slices (count == 2, inner == 1) takes them 16 to a register and, of the last
+    outer % 16, reads and writes only the first 8: a call whose last slices are at most 8 past a whole 16 is right,
+    so from 9 left over the slices go in two calls, the second with the rest (fewer than 8)."""
+    if count == 2 and inner == 1 and outer % 16 > 8 and SOFTMAX16B_PAIR_TAIL.taken(library):
+        cut = outer - outer % 16 + 8
+        return ((0, cut), (cut, outer - cut))
+    return ((0, outer),)
 
 
 def ip32f_activation_params(library: Any, activation: int, params: Any) -> Any:

@@ -381,8 +381,11 @@ def softmax(x: ArrayLike, axis: int = -1, *, out: NDArray[Any] | None = None,
     if bf16_kind is not None:
         function = library.function("SimdSynetSoftmax16b")
         if array.size:
-            function(ffi.from_buffer("uint16_t[]", array.view(np.uint16)), outer, count, inner,
-                     ffi.from_buffer("uint16_t[]", out.view(np.uint16), require_writable=True))
+            src, dst = array.view(np.uint16).reshape(-1), out.view(np.uint16).reshape(-1)
+            for first, slices in _routes.softmax16b_parts(library, outer, count, inner):
+                begin, end = first * count * inner, (first + slices) * count * inner
+                function(ffi.from_buffer("uint16_t[]", src[begin:end]), slices, count, inner,
+                         ffi.from_buffer("uint16_t[]", dst[begin:end], require_writable=True))
         return out
     name = "SimdSynetSoftmax32f" if library.has("SimdSynetSoftmax32f") else "SimdSynetSoftmaxLayerForward"
     function = library.function(name)

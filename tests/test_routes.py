@@ -464,6 +464,32 @@ def test_one_element_softmax_slices_reach_upstream_as_one_slice_on_the_entries_v
 
 
 @pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
+@pytest.mark.parametrize("isa", ["avx2", "avx512bw"])
+@pytest.mark.parametrize("outer, calls", [
+    (29, [(0, 24), (24, 5)]),  # the catalogue's example: 13 left over, 8 in the first call, 5 in the second
+    (9, [(0, 8), (8, 1)]),
+    (31, [(0, 24), (24, 7)]),
+    (24, [(0, 24)]),  # 8 left over: upstream writes them
+    (16, [(0, 16)]),
+])
+def test_two_element_bf16_softmax_slices_go_in_two_calls_on_the_entries_versions_at_avx512(version, isa, outer,
+                                                                                          calls):
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 arrays need ml_dtypes")
+    x = np.random.default_rng(5).uniform(-2, 2, (outer, 2)).astype(ml_dtypes.bfloat16)
+    library = _RecordingLibrary(as_upstream(version), "SimdSynetSoftmax16b")
+    library.isa = isa  # the ISA upstream dispatches to
+    got = simdbind.softmax(x, axis=1, library=library)
+    routed = _taken_on(_routes.SOFTMAX16B_PAIR_TAIL, version) and isa == "avx512bw"
+    expected_calls = calls if routed else [(0, outer)]
+    ffi, base = library.ffi, x.ctypes.data
+    made = [((int(ffi.cast("uintptr_t", src)) - base) // 4, slices) for _, (src, slices, count, inner, _)
+            in library.calls]
+    assert made == expected_calls and all(args[2:4] == (2, 1) for _, args in library.calls)
+    exponent = np.exp(x.astype(np.float64) - x.astype(np.float64).max(axis=1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(got, np.float64), exponent / exponent.sum(axis=1, keepdims=True), rtol=1e-2)
+
+
+@pytest.mark.parametrize("version", ["7.0.160", "7.1.162", "7.1.163"])
 @pytest.mark.parametrize("layout, src_shape, kernel", [
     ("nchw", (1, 5, 6), (4, 4)),  # the AVX2 crash explore found (a 4x4 kernel on 4x6 there)
     ("nhwc", (5, 20, 1), (5, 5)),

@@ -273,15 +273,18 @@ class Unary(Function):
 # -- softmax --------------------------------------------------------------------------------------------------
 #: (outer, count, inner) of upstream's tests (TestSynetSoftmax.cpp) and shapes crossing every lane count and tail.
 SOFTMAX_UPSTREAM = ((392, 49, 1), (21825, 2, 1), (50, 10, 100), (13666, 3, 1), (749, 49, 1), (3136, 196, 1))
-SOFTMAX_TAILS = tuple((3, count, 1) for count in range(1, 68)) + tuple((2, 5, inner) for inner in range(2, 34))
+#: Tails of count and inner, and of outer for short slices (the kernels for 1 to 4 elements take several slices per
+#: vector: 16 slices of two bf16 values fill an AVX-512 register).
+SOFTMAX_TAILS = tuple((3, count, 1) for count in range(1, 68)) + tuple((2, 5, inner) for inner in range(2, 34)) \
+    + tuple((outer, count, 1) for count in (1, 2, 3, 4) for outer in range(4, 34))
 SOFTMAX_CI = {(392, 49, 1), (50, 10, 100), (21825, 2, 1), (3, 1, 1), (3, 7, 1), (3, 17, 1), (3, 67, 1), (2, 5, 3),
-              (2, 5, 17), (2, 5, 33)}
+              (2, 5, 17), (2, 5, 33), (29, 2, 1), (13, 1, 1), (27, 3, 1)}
 SOFTMAX_SMOKE = {(3, 17, 1), (2, 5, 17)}
 SOFTMAX_NONFINITE = ("nan", "posinf", "neginf", "all_neginf")
 
 
 SOFTMAX_FIELDS = (F("outer", "int"), F("count", "int"), F("inner", "int"), F("data", "name"),
-                  F("special", "name", ""), F("group", "name"))
+                  F("direct", "bool", False), F("special", "name", ""), F("group", "name"))
 
 
 def _softmax_cases(function: Function) -> Iterable[Case]:
@@ -293,22 +296,35 @@ def _softmax_cases(function: Function) -> Iterable[Case]:
             if shape in SOFTMAX_SMOKE and data == "unit":
                 profiles = ("smoke", "ci", "full")
             o, c, i = shape
-            yield function.case({"outer": o, "count": c, "inner": i, "data": data, "special": ""},
+            yield function.case({"outer": o, "count": c, "inner": i, "data": data, "direct": False, "special": ""},
                                 profiles=profiles)
+    # The C function itself (no route) where simdbind.softmax routes around upstream: one-element slices past a
+    # vector of them (SSE4.1, AVX2), two-element bf16 slices 9 to 15 past a whole 16 (AVX-512).
+    for o, c in ((12, 1), (29, 2)):
+        yield function.case({"outer": o, "count": c, "inner": 1, "data": "unit", "direct": True, "special": ""},
+                            profiles=("ci", "full"))
     for special in SOFTMAX_NONFINITE:
         for o, c, i in ((8, 13, 1), (3, 5, 19)):
-            yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "special": special},
+            yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "direct": False, "special": special},
                                 group="edge", profiles=("ci", "full"))
     # The finite slices beside a +inf one, over upstream's wide data: only exp(x - max) keeps them from underflowing
     # (a shift the unit data would forgive).
-    yield function.case({"outer": 3, "count": 5, "inner": 19, "data": "wide", "special": "posinf"},
+    yield function.case({"outer": 3, "count": 5, "inner": 19, "data": "wide", "direct": False, "special": "posinf"},
                         group="edge", profiles=("ci", "full"))
     # Every class of value, one per slice (so each class shows its own effect on a slice), at a body lane of the
     # first 11 slices and at the last lane (the tail of count or inner) of the next 11; a last slice whose results
     # are subnormal.
     for o, c, i in ((23, 13, 1), (23, 5, 19)):
-        yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "special": "classes"},
+        yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "direct": False, "special": "classes"},
                             group="edge", profiles=("ci", "full") if i == 1 else ("full",))
+
+
+def _softmax_direct(library: Library, name: str, ctype: str, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """One call of the C function over the (outer, count, inner) array, as a C caller makes it: no route."""
+    outer, count, inner = x.shape
+    ffi = library.ffi
+    library.function(name)(ffi.from_buffer(ctype, x), outer, count, inner, ffi.from_buffer(ctype, out))
+    return out
 
 
 def _softmax_inputs(case: Case, rng: np.random.Generator) -> np.ndarray:
@@ -378,7 +394,10 @@ class Softmax(Function):
         return {"x": _softmax_inputs(case, rng)}
 
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
-        return simdbind.softmax(inputs["x"], axis=1, out=self.output(inputs, inputs["x"].shape), library=library)
+        out = self.output(inputs, inputs["x"].shape)
+        if case.params["direct"]:
+            return _softmax_direct(library, "SimdSynetSoftmax32f", "float[]", inputs["x"], out)
+        return simdbind.softmax(inputs["x"], axis=1, out=out, library=library)
 
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
         x = inputs["x"]
@@ -412,8 +431,10 @@ class Softmax16b(Function):
     def run(self, library: Library, case: Case, inputs: dict[str, Any]) -> np.ndarray:
         # Raw uint16 bits in and out; compared as the float32 values they encode.
         x = inputs["x"]
-        return reference.bf16_to_float(simdbind.softmax(x, axis=1, out=self.output(inputs, x.shape, x.dtype),
-                                                        library=library))
+        out = self.output(inputs, x.shape, x.dtype)
+        if case.params["direct"]:
+            return reference.bf16_to_float(_softmax_direct(library, "SimdSynetSoftmax16b", "uint16_t[]", x, out))
+        return reference.bf16_to_float(simdbind.softmax(x, axis=1, out=out, library=library))
 
     def prepare(self, library: Any, case: Case, inputs: dict[str, Any]) -> Callable[[], np.ndarray]:
         """The wrapper call alone: bf16 bits out (run's widening to float32 for the comparison is left out)."""
@@ -671,7 +692,7 @@ def _softmax_space(self: Function) -> SearchStrategy[Case]:
         outer, count, inner = draw(st.integers(1, 40)), draw(st.integers(1, 80)), draw(st.integers(1, 40))
         special = draw(st.sampled_from(("",) + SOFTMAX_NONFINITE))
         return self.case({"outer": outer, "count": count, "inner": inner,
-                          "data": draw(st.sampled_from(("unit", "wide"))), "special": special},
+                          "data": draw(st.sampled_from(("unit", "wide"))), "direct": False, "special": special},
                          group="edge" if special else "main")
     return draw()
 
