@@ -259,6 +259,10 @@ def _reach() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
         ("nhwc", lambda a: g(24, 7, 18, 40, (1, 5), activation=a)),
         ("nhwc", lambda a: g(24, 9, 13, 24, 2, pad=(0, 0, 1, 1), activation=a)),
         ("nhwc", lambda a: g(32, 24, 26, 20, 2, activation=a)),
+        # Winograd 3x3 in 3x3 blocks: NHWC images of 144 to 255 pixels (or under 8 rows) whose outputs are a
+        # multiple of 3 each way.
+        ("nhwc", lambda a: g(24, 12, 12, 20, 3, pad=1, activation=a)),
+        ("nhwc", lambda a: g(24, 6, 24, 20, 3, pad=1, activation=a)),
     ]
     for layout, shape in shapes:
         for activation in ACTIVATIONS:

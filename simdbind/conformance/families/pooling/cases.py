@@ -406,6 +406,12 @@ class PoolingMax32f(_Pooling):
                         key = f"3d{kc}{sc}{pc}{c}{layout}{ceil}"
                         yield self._case(layout, c, 6, 19, (3, 2), (2, 1), ((1, 0), (0, 1)), ceil,
                                          ALL if _sampled(key, 4) else FULL, channel=(kc, sc, pc))
+        # NHWC channel windows of 2 and 4 at their own stride over 16 channels or more: upstream's AVX-512 kernels
+        # for them take channels in blocks of 8, 4, 2 and 1 vectors, then a tail (250 = 128 + 64 + 32 + 16 + 10).
+        for kc, c in ((2, 250), (4, 252)):
+            for ceil in (False, True):
+                yield self._case("nhwc", c, 6, 19, (3, 2), (2, 1), ((1, 0), (0, 1)), ceil, FULL if ceil else ALL,
+                                 channel=(kc, kc, (0, 0)))
         # Upstream Max32f defects (the catalogue's max32f-* entries): the direct call that shows each, and the routed
         # public call.
         for defect, layout, (c, h, w), k, s, pb, pe, out in MAX32F_DEFECTS:
