@@ -25,6 +25,7 @@ import argparse
 import json
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -139,6 +140,45 @@ def ninja(tree: Tree, log: Path) -> bool:
         return subprocess.run(["cmake", "--build", str(tree.build)], stdout=out, stderr=subprocess.STDOUT).returncode == 0
 
 
+def run_mutants(tree: Tree, mutants: list[Mutation], baseline: dict[str, str], work: Path, timeout: float,
+                outcomes: list[Outcome]) -> None:
+    """Build and run each mutant in turn, appending its outcome (the source restored after each)."""
+    for number, mutation in enumerate(mutants, 1):
+        names = functions_of(mutation.path)
+        outcome = Outcome(mutation.label, names, "discarded")
+        with mutated(tree.simd_file(mutation.path), mutation):
+            start = time.perf_counter()
+            built = ninja(tree, work / f"mutant{number}.log")
+            outcome.build_seconds = time.perf_counter() - start
+            if not built:
+                outcome.detail = "does not compile"
+            else:
+                start = time.perf_counter()
+                statuses = conformance(tree.build / "libSimd.so", names, work / f"mutant{number}.json", timeout)
+                outcome.run_seconds = time.perf_counter() - start
+                if isinstance(statuses, str):
+                    outcome.result, outcome.how, outcome.detail = "killed", statuses.split(":")[0], statuses
+                else:
+                    if statuses.keys() != {d for d in baseline if d.split(" ", 1)[0] in names}:
+                        # The suite's cases changed under the run: a new case is no kill.
+                        raise SystemExit(f"the ci cases of {', '.join(names)} differ from the baseline run's: the "
+                                         "suite changed during the run; start it again")
+                    changed = [(d, baseline.get(d), s) for d, s in statuses.items() if baseline.get(d) != s]
+                    if changed:
+                        d, before, after = changed[0]
+                        outcome.result, outcome.how = "killed", "statuses"
+                        outcome.detail = f"{len(changed)} cases changed; first: {d}: {before} -> {after}"
+                    else:
+                        outcome.result, outcome.detail = "survived", f"{len(statuses)} cases as before"
+        outcomes.append(outcome)
+        print(f"[{number}/{len(mutants)}] {outcome.label}: {outcome.result} {outcome.how} (build "
+              f"{outcome.build_seconds:.0f} s, run {outcome.run_seconds:.0f} s) {outcome.detail}", flush=True)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", required=True, help="upstream@REF:coverage, or a kept gcov build directory")
@@ -150,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the mutants and exit (after the ci run)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    # SIGTERM as Ctrl-C: the mutated source is restored on the way out (a background job started from a script
+    # ignores SIGINT, so SIGTERM is how it is stopped).
+    signal.signal(signal.SIGTERM, _interrupt)
     tree = Tree.open(args.build)
     files = sorted(path.name for path in (tree.source / "src" / "Simd").glob("Simd*.cpp")
                    if (unit := coverage.unit_of("upstream", path.name)) and unit.in_scope and unit.isa in args.isa)
@@ -174,33 +217,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.label}  [{', '.join(functions_of(m.path))}]")
         return 0
     outcomes: list[Outcome] = []
-    for number, mutation in enumerate(mutants, 1):
-        names = functions_of(mutation.path)
-        outcome = Outcome(mutation.label, names, "discarded")
-        with mutated(tree.simd_file(mutation.path), mutation):
-            start = time.perf_counter()
-            built = ninja(tree, work / f"mutant{number}.log")
-            outcome.build_seconds = time.perf_counter() - start
-            if not built:
-                outcome.detail = "does not compile"
-            else:
-                start = time.perf_counter()
-                statuses = conformance(tree.build / "libSimd.so", names, work / f"mutant{number}.json", args.timeout)
-                outcome.run_seconds = time.perf_counter() - start
-                if isinstance(statuses, str):
-                    outcome.result, outcome.how, outcome.detail = "killed", statuses.split(":")[0], statuses
-                else:
-                    changed = [(d, baseline.get(d), s) for d, s in statuses.items() if baseline.get(d) != s]
-                    if changed:
-                        d, before, after = changed[0]
-                        outcome.result, outcome.how = "killed", "statuses"
-                        outcome.detail = f"{len(changed)} cases changed; first: {d}: {before} -> {after}"
-                    else:
-                        outcome.result, outcome.detail = "survived", f"{len(statuses)} cases as before"
-        outcomes.append(outcome)
-        print(f"[{number}/{len(mutants)}] {outcome.label}: {outcome.result} {outcome.how} (build "
-              f"{outcome.build_seconds:.0f} s, run {outcome.run_seconds:.0f} s) {outcome.detail}", flush=True)
-    ninja(tree, work / "restored.log")
+    try:
+        run_mutants(tree, mutants, baseline, work, args.timeout, outcomes)
+    finally:  # the sources are restored by then: the library is rebuilt from them, whatever stopped the run
+        ninja(tree, work / "restored.log")
     killed = sum(o.result == "killed" for o in outcomes)
     survived = sum(o.result == "survived" for o in outcomes)
     total = killed + survived
