@@ -541,3 +541,31 @@ def test_conformance_tolerance_rejects_a_window_shifted_by_one_column():
         tol = tolerance(_geometry(src_c, 12, 12, 16, 3, pad=1), ACTIVATIONS, winograd=True)
         assert compare(right, right, tol).passed
         assert not compare(shifted, right, tol).passed
+
+
+@pytest.mark.parametrize("calls, status", [(1, "pass"), (2, "fail"), (3, "fail")])
+def test_every_forward_call_of_a_case_is_checked(monkeypatch, calls, status):
+    # Upstream times two candidate kernels over a context's first calls, so a context's second Forward runs other
+    # code than its first: a case of N calls checks each result. Here every call after the first is off by 1.
+    from simdbind.conformance import deviations, runner
+    from simdbind.conformance.implementations import implementations
+    from simdbind.conformance.model import REGISTRY, case_from_descriptor
+
+    forward = simdbind.Convolution32f.forward
+    made: dict[int, int] = {}
+
+    def later_calls_wrong(self, *args, **kwargs):
+        made[id(self)] = made.get(id(self), 0) + 1
+        out = forward(self, *args, **kwargs)
+        if made[id(self)] > 1:
+            out += 1.0
+        return out
+
+    monkeypatch.setattr(simdbind.Convolution32f, "forward", later_calls_wrong)
+    (impl,) = implementations(["bundled"], "base")
+    case = case_from_descriptor(f"convolution32f layout=nhwc src_c=8 src_h=9 src_w=10 dst_c=16 kernel=3x3 "
+                                f"pad=1.1.1.1 calls={calls}")
+    result = runner.run_case(impl, REGISTRY["convolution32f"], case, 1, deviations.Catalogue())
+    assert result.status == status, result.detail
+    if calls > 1:
+        assert result.detail.startswith("output 1: ") and "output 0" not in result.detail
