@@ -250,6 +250,8 @@ def _reach() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
         ("nhwc", lambda a: g(20, 9, 16, 20, 7, pad=3, group=20, activation=a)),
         ("nhwc", lambda a: g(20, 9, 18, 20, 7, pad=3, group=20, activation=a)),
         ("nhwc", lambda a: g(20, 9, 13, 20, 7, pad=3, group=20, activation=a)),
+        # 3x3 stride 2 with no pad: the image's last output is an interior one, whose kernel ends at dst's end.
+        ("nhwc", lambda a: g(20, 8, 12, 20, 3, stride=2, group=20, activation=a)),
         # NHWC grouped, two outputs per channel: channels in blocks of 4, 2 and 1 vectors and a tail, and fewer
         # channels than an AVX-512 vector (the AVX2 copy).
         ("nhwc", lambda a: g(117, 6, 9, 234, 3, pad=1, group=117, activation=a)),
@@ -271,12 +273,14 @@ def _reach() -> Iterable[tuple[dict[str, Any], str, tuple[str, ...]]]:
     # the rest through a kernel instantiated for each count 1..13; a 1x1 convolution blocks all the pixels of its
     # rows. Each count at each activation: 1x1 and 3x3 (16 input channels: direct, not Winograd), and both again
     # with 3 input channels (the ``2f`` kernels).
+    # ``ci`` takes the count 4 at ReLU (a 4-pixel remainder of 40 channels: the one-vector block's stores).
     for activation in ACTIVATIONS:
         for m in range(1, 14):
+            profiles = CI if activation == "relu" and m == 4 else FULL
             for src_c in (40, 3):
-                yield g(src_c, 1, 14 + m, 40, 1, activation=activation), "nhwc", FULL
+                yield g(src_c, 1, 14 + m, 40, 1, activation=activation), "nhwc", profiles
             for src_c in (16, 3):
-                yield g(src_c, 3, 16 + m, 40, 3, pad=1, activation=activation), "nhwc", FULL
+                yield g(src_c, 3, 16 + m, 40, 3, pad=1, activation=activation), "nhwc", profiles
 
 
 def _upstream_disabled() -> Iterable[tuple[dict[str, Any], str | None]]:
