@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 
 import pytest
+
+# A test run started in the background by a script inherits SIGINT ignored (a shell does that to its background
+# jobs), and so would every process the tests start and then interrupt as Ctrl-C would: they would never see it.
+# Python's own handler here makes exec give those processes the default back.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_configure(config: pytest.Config) -> None:
