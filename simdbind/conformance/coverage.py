@@ -112,7 +112,8 @@ class Counts:
     """gcovr's counts of lines and branches, twice: of each template instance (``lines_*``, ``branches_*``: gcov
     reports every instantiation of a C++ template on its own, so a line instantiated for 11 activations counts 11
     times) and of the source lines (``source_*``: instances merged, ``gcovr --merge-lines``; a line counts once, as
-    covered when any instance ran it). C has no templates: for the bundled library both are the same."""
+    covered when any instance ran it). The bundled library is C: the two differ only where a header's static
+    functions are compiled into several units of one ISA."""
 
     lines_covered: int = 0
     lines_total: int = 0
@@ -262,8 +263,8 @@ class Build:
 
 
 # -- gcovr --------------------------------------------------------------------------------------------------------
-def gcovr_summary(root: Path, notes: Sequence[Path], gcov_executable: str | None = None,
-                  throw_branches: bool = False, headers: bool = True, merge_lines: bool = False) -> list[dict[str, Any]]:
+def gcovr_summary(root: Path, notes: Sequence[Path], gcov_executable: str | None = None, throw_branches: bool = False,
+                  headers: bool = True, merge_lines: bool = False) -> list[dict[str, Any]]:
     """gcovr's JSON summary entries (filename relative to `root`, line_* and branch_* counts) of the objects whose
     notes files are `notes`; an object whose code never ran counts with zero executions. `merge_lines`: the
     instances of a template counted as their source lines."""

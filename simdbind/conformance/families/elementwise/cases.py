@@ -305,7 +305,8 @@ def _softmax_cases(function: Function) -> Iterable[Case]:
                             profiles=("ci", "full"))
     for special in SOFTMAX_NONFINITE:
         for o, c, i in ((8, 13, 1), (3, 5, 19)):
-            yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "direct": False, "special": special},
+            yield function.case({"outer": o, "count": c, "inner": i, "data": "unit", "direct": False,
+                                 "special": special},
                                 group="edge", profiles=("ci", "full"))
     # The finite slices beside a +inf one, over upstream's wide data: only exp(x - max) keeps them from underflowing
     # (a shift the unit data would forgive).
